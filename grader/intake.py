@@ -1,0 +1,173 @@
+"""Intake: turn what a student handed in into a checked, in-memory submission.
+
+Everything here runs before any untrusted code does, so a refusal costs nothing and can name
+the exact file and line. Files are read into memory once; later stages never touch the
+student's folder again (it might change, or hold links, while grading runs).
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from grader.chapter import Chapter
+
+MAX_FILE_BYTES = 256 * 1024
+MAX_TOTAL_BYTES = 2 * 1024 * 1024
+MAX_TEST_FILES = 64
+# Data files a test folder may carry besides Python: small fixtures a student makes.
+ALLOWED_SUFFIXES = frozenset({".py", ".json", ".txt", ".csv", ".npy", ".npz"})
+DYNAMIC_IMPORTS = frozenset({"import_module", "__import__"})
+IGNORED_NAMES = frozenset({"__pycache__", ".pytest_cache", ".DS_Store"})
+
+
+class IntakeError(Exception):
+    """The submission is refused; the message says what to fix."""
+
+
+@dataclass(frozen=True)
+class Submission:
+    """A checked submission: the implementation and the student's test files, in memory."""
+
+    impl: bytes
+    tests: tuple[tuple[str, bytes], ...] | None  # (posix relative path, content), sorted; None: no tests
+
+    @property
+    def digest(self) -> str:
+        """Content hash: the same files give the same grade (probe seed, run order)."""
+        h = hashlib.sha256(b"impl\0" + self.impl)
+        for name, data in self.tests or ():
+            h.update(b"\0test\0" + name.encode() + b"\0" + data)
+        return h.hexdigest()
+
+
+def read_submission(chapter: Chapter, impl: Path, tests: Path | None) -> Submission:
+    """Read and check ``impl`` (a luong.py) and the optional ``tests`` folder."""
+    impl_bytes = _read_impl(impl)
+    test_files = _read_tests(tests, chapter) if tests is not None else None
+    total = len(impl_bytes) + sum(len(d) for _, d in test_files or ())
+    if total > MAX_TOTAL_BYTES:
+        raise IntakeError(f"submission is {total} bytes; the limit is {MAX_TOTAL_BYTES}")
+    return Submission(impl=impl_bytes, tests=test_files)
+
+
+def read_course_repo(chapter: Chapter, repo: Path) -> Submission:
+    """Read a student's course repository laid out as the chapter says."""
+    if not repo.is_dir():
+        raise IntakeError(f"{repo}: not a folder (expected a course repository)")
+    impl = repo / chapter.student.impl
+    tests = repo / chapter.student.tests
+    return read_submission(chapter, impl, tests if tests.exists() else None)
+
+
+def _read_regular(path: Path, shown: str) -> bytes:
+    if path.is_symlink():
+        raise IntakeError(f"{shown}: symbolic links are not accepted; submit the file itself")
+    if not path.is_file():
+        raise IntakeError(f"{shown}: not found or not a regular file")
+    size = path.stat().st_size
+    if size > MAX_FILE_BYTES:
+        raise IntakeError(f"{shown}: {size} bytes; the limit per file is {MAX_FILE_BYTES}")
+    return path.read_bytes()
+
+
+def _parse_python(data: bytes, shown: str) -> ast.Module:
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise IntakeError(f"{shown}: not UTF-8 text (byte {exc.start})") from None
+    try:
+        return ast.parse(text, filename=shown)
+    except SyntaxError as exc:
+        raise IntakeError(f"{shown}:{exc.lineno}: syntax error: {exc.msg}") from None
+    except ValueError as exc:  # e.g. NUL bytes
+        raise IntakeError(f"{shown}: cannot be parsed: {exc}") from None
+
+
+def _read_impl(impl: Path) -> bytes:
+    data = _read_regular(impl, impl.name)
+    _parse_python(data, impl.name)
+    return data
+
+
+def _read_tests(folder: Path, chapter: Chapter) -> tuple[tuple[str, bytes], ...]:
+    if folder.is_symlink() or not folder.is_dir():
+        raise IntakeError(f"{folder}: the tests folder is missing or not a real folder")
+    root = folder.resolve()
+    files: list[tuple[str, bytes]] = []
+    for path in sorted(_walk(folder)):
+        rel = PurePosixPath(path.relative_to(folder).as_posix())
+        if not path.resolve().is_relative_to(root):
+            raise IntakeError(f"{rel}: path escapes the tests folder")
+        if path.suffix not in ALLOWED_SUFFIXES:
+            raise IntakeError(f"{rel}: file type not accepted (allowed: {', '.join(sorted(ALLOWED_SUFFIXES))})")
+        data = _read_regular(path, str(rel))
+        if path.suffix == ".py":
+            _check_imports(_parse_python(data, str(rel)), str(rel), chapter.student.allowed_imports)
+        files.append((str(rel), data))
+        if len(files) > MAX_TEST_FILES:
+            raise IntakeError(f"more than {MAX_TEST_FILES} files in the tests folder")
+    if not any(PurePosixPath(name).name.startswith("test_") and name.endswith(".py") for name, _ in files):
+        raise IntakeError(f"{folder}: no test_*.py file in the tests folder")
+    return tuple(files)
+
+
+def _walk(folder: Path):
+    """Every file below ``folder``; a link anywhere is refused rather than followed."""
+    for entry in folder.iterdir():
+        if entry.name in IGNORED_NAMES:
+            continue
+        if entry.is_symlink():
+            raise IntakeError(f"{entry.relative_to(folder)}: symbolic links are not accepted")
+        if entry.is_dir():
+            yield from _walk(entry)
+        else:
+            yield entry
+
+
+def _imported_modules(tree: ast.Module):
+    """(module name, line) for every import statement and every literal given to a dynamic import."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield alias.name, node.lineno
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            yield node.module, node.lineno
+            for alias in node.names:  # `from tinyllm.seq2seq import luong` imports a module too
+                yield f"{node.module}.{alias.name}", node.lineno
+        elif isinstance(node, ast.Call) and _called_name(node.func) in DYNAMIC_IMPORTS:
+            for arg in node.args[:1]:
+                if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                    yield arg.value, node.lineno
+
+
+def _called_name(func: ast.expr) -> str | None:
+    if isinstance(func, ast.Name):
+        return func.id
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return None
+
+
+def _check_imports(tree: ast.Module, shown: str, allowed: tuple[str, ...]) -> None:
+    """The chapter's rule: tests import only contract modules of tinyllm."""
+    for module, line in _imported_modules(tree):
+        if not (module == "tinyllm" or module.startswith("tinyllm.")):
+            continue
+        if module in allowed or _is_name_from_allowed(module, allowed) or _is_parent_of_allowed(module, allowed):
+            continue
+        raise IntakeError(
+            f"{shown}:{line}: imports {module!r}; tests may import only {', '.join(allowed)}"
+        )
+
+
+def _is_name_from_allowed(module: str, allowed: tuple[str, ...]) -> bool:
+    """`from tinyllm.autograd.tensor import Tensor` yields 'tinyllm.autograd.tensor.Tensor'."""
+    return module.rpartition(".")[0] in allowed
+
+
+def _is_parent_of_allowed(module: str, allowed: tuple[str, ...]) -> bool:
+    """`from tinyllm.seq2seq import luong` names the package 'tinyllm.seq2seq' on its way to luong."""
+    return any(a.startswith(module + ".") for a in allowed)

@@ -1,0 +1,78 @@
+"""The chapter's implementations, as the grader runs them: the reference, the correct variants,
+and every mutant (pitfalls first, then the generated pool), each as module source bytes.
+
+Mutants are rebuilt from their patches at load time with the strict applier, and the pool is
+verified against the reference first: a drifted patch must stop the grade, never grade a student
+against the wrong code.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+
+from grader.chapter import Chapter
+from grader.patches import PatchError, apply_patch
+from grader.pool import PoolError, load_pool, verify_pool
+from grader.report.model import Pitfall
+
+
+class CatalogueError(Exception):
+    """The chapter's trusted material is missing or inconsistent (an instructor must fix it)."""
+
+
+@dataclass(frozen=True)
+class Mutant:
+    id: str
+    pitfall: bool
+    source: bytes
+
+
+@dataclass(frozen=True)
+class Catalogue:
+    reference: bytes
+    variants: tuple[bytes, ...]
+    pitfalls: tuple[Pitfall, ...]
+    mutants: tuple[Mutant, ...]  # pitfall mutants first, in id order, then the pool
+    pool_version: str
+
+    @property
+    def secrets(self) -> tuple[bytes, ...]:
+        """Every source that must never appear in a report."""
+        return (self.reference, *self.variants, *(m.source for m in self.mutants))
+
+
+def load_catalogue(chapter: Chapter) -> Catalogue:
+    try:
+        reference = chapter.reference_impl.read_text(encoding="utf-8")
+        variants = tuple(path.read_bytes() for path in chapter.variants)
+        pitfall_table = tomllib.loads(chapter.pitfalls.read_text(encoding="utf-8"))["mutants"]
+        pool = load_pool(chapter.manifest)
+        pitfall_mutants = tuple(
+            Mutant(row["id"], True, _patched(reference, (chapter.pitfalls.parent / row["patch"]).read_text("utf-8")))
+            for row in sorted(pitfall_table, key=lambda row: row["id"])
+        )
+    except (OSError, KeyError, tomllib.TOMLDecodeError, PoolError, PatchError) as exc:
+        raise CatalogueError(f"chapter {chapter.id}: cannot load its reference material: {exc}") from exc
+    problems = verify_pool(pool, reference)
+    if problems:
+        raise CatalogueError(f"chapter {chapter.id}: the mutant pool is unusable: {'; '.join(problems)}")
+    pitfalls = tuple(
+        Pitfall(id=row["id"], pitfall=row["pitfall"], symptom=row["symptom"], caught_by=row["caught_by"])
+        for row in sorted(pitfall_table, key=lambda row: row["id"])
+    )
+    pool_mutants = tuple(Mutant(m.id, False, _patched(reference, pool.patches[m.id])) for m in pool.mutants)
+    missing = set(chapter.required_pitfalls) - {p.id for p in pitfalls}
+    if missing:
+        raise CatalogueError(f"chapter {chapter.id}: required pitfalls without a mutant: {sorted(missing)}")
+    return Catalogue(
+        reference=reference.encode("utf-8"),
+        variants=variants,
+        pitfalls=pitfalls,
+        mutants=pitfall_mutants + pool_mutants,
+        pool_version=pool.version,
+    )
+
+
+def _patched(reference: str, patch: str) -> bytes:
+    return apply_patch(reference, patch).encode("utf-8")

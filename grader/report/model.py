@@ -1,0 +1,126 @@
+"""The result model: one set of frozen types that every report format is rendered from.
+
+Outcomes are enums defined once, each value with the meaning a reader of the report needs.
+`to_dict` gives the versioned JSON form (schema: report.schema.json beside this file).
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import asdict, dataclass, field
+
+SCHEMA_VERSION = "1.0"
+
+
+class Verdict(str, enum.Enum):
+    PASS = "pass"  # everything graded passed
+    FAIL = "fail"  # graded, and something did not pass
+    ERROR = "error"  # could not be graded (bad input, sandbox unavailable); not the student's fault alone
+
+
+class TestsVerdict(str, enum.Enum):
+    PASS = "pass"  # valid, score at least the threshold, every required pitfall killed
+    FAIL = "fail"  # valid, but under the threshold or a required pitfall survived
+    INVALID = "invalid"  # a test fails on a correct implementation, so its kills prove nothing
+    ERROR = "error"  # the tests could not be run at all (collection error, crash of the runner)
+
+
+class MutantOutcome(str, enum.Enum):
+    KILLED = "killed"  # a test failed or errored
+    TIMEOUT = "timeout"  # the run exceeded its time limit; counts as killed
+    CRASHED = "crashed"  # the run died (signal, exit, memory); counts as killed
+    SURVIVED = "survived"  # every test passed
+
+    @property
+    def is_killed(self) -> bool:
+        return self is not MutantOutcome.SURVIVED
+
+
+@dataclass(frozen=True)
+class CourseTest:
+    name: str
+    outcome: str  # passed / failed / error / skipped / timeout / crashed
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class Pitfall:
+    """A pitfall of the chapter, as its metadata describes it."""
+
+    id: str
+    pitfall: str
+    symptom: str
+    caught_by: str
+
+
+@dataclass(frozen=True)
+class Implementation:
+    verdict: Verdict
+    tests: tuple[CourseTest, ...]
+    probes_agree: bool
+    probe_disagreements: tuple[str, ...]
+    behaves_like: tuple[str, ...]  # pitfall ids whose behaviour the probes recognised
+
+
+@dataclass(frozen=True)
+class ValidityRun:
+    implementation: str  # "reference", "variant 1", "reference (again)"
+    outcome: str  # passed / failed / error / timeout / crashed
+    failed_test: str | None = None
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class MutantResult:
+    id: str
+    pitfall: bool
+    outcome: MutantOutcome
+    killed_by: str | None = None
+
+
+@dataclass(frozen=True)
+class Tests:
+    verdict: TestsVerdict
+    score: float
+    threshold: float
+    killed: int
+    total: int
+    mutants: tuple[MutantResult, ...]
+    pitfalls_missed: tuple[str, ...]
+    validity: tuple[ValidityRun, ...]
+    invalid_reason: str | None = None
+
+
+@dataclass(frozen=True)
+class Report:
+    chapter: str
+    verdict: Verdict
+    implementation: Implementation | None  # None only when the grade ended in an error
+    tests: Tests | None  # None when no tests were submitted (or the grade ended in an error)
+    pool_version: str
+    pitfalls: tuple[Pitfall, ...]
+    backend: str
+    submission: str  # content hash of what was graded ("" when intake refused it)
+    error: str | None = None  # why the grade is "error"
+    timing: dict[str, float] = field(default_factory=dict)
+    schema_version: str = SCHEMA_VERSION
+
+    def to_dict(self) -> dict:
+        return _plain(asdict(self))
+
+    def without_timing(self) -> dict:
+        """The report as data with the run-dependent part removed (regrades compare this)."""
+        data = self.to_dict()
+        data.pop("timing")
+        return data
+
+
+def _plain(value):
+    """Enums to their values and tuples to lists, so the dict is JSON as it stands."""
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value

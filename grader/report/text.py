@@ -1,0 +1,99 @@
+"""The terminal report: per-pitfall lines first, then the implementation and the tests."""
+
+from __future__ import annotations
+
+from rich.console import Console, Group
+from rich.table import Table
+from rich.text import Text
+
+from grader.report.model import Report
+
+STYLE = {"pass": "bold green", "fail": "bold red", "invalid": "bold red", "error": "bold yellow"}
+
+
+def render_text(report: Report, *, width: int = 110) -> str:
+    console = Console(width=width, record=True, force_terminal=False, color_system=None)
+    console.print(_document(report))
+    return console.export_text()
+
+
+def _document(report: Report) -> Group:
+    parts: list = [_headline(report)]
+    if report.error:
+        parts.append(Text(f"error: {report.error}", style=STYLE["error"]))
+        return Group(*parts)
+    parts.append(_pitfall_table(report))
+    parts.append(_implementation(report))
+    parts.append(_tests(report))
+    return Group(*parts)
+
+
+def _headline(report: Report) -> Text:
+    seconds = report.timing.get("total")
+    took = f", {seconds:.1f} s" if seconds is not None else ""
+    text = Text(f"Chapter {report.chapter}: ")
+    text.append(report.verdict.value.upper(), style=STYLE[report.verdict.value])
+    text.append(f"   (mutant pool {report.pool_version[:12]}, sandbox {report.backend}{took})")
+    return text
+
+
+def _pitfall_table(report: Report) -> Table:
+    table = Table(title="Pitfalls", title_justify="left", expand=True)
+    table.add_column("id", no_wrap=True)
+    table.add_column("pitfall")
+    table.add_column("your implementation")
+    table.add_column("your tests")
+    implementation = report.implementation
+    mutants = {m.id: m for m in report.tests.mutants} if report.tests else {}
+    for pitfall in report.pitfalls:
+        falls_in = implementation is not None and pitfall.id in implementation.behaves_like
+        impl_cell = Text(f"falls in: {pitfall.symptom}", style="red") if falls_in else Text("ok")
+        table.add_row(pitfall.id, pitfall.pitfall, impl_cell, _tests_cell(mutants.get(pitfall.id), report))
+    return table
+
+
+def _tests_cell(mutant, report: Report) -> Text:
+    if report.tests is None:
+        return Text("no tests submitted", style="dim")
+    if mutant is None:
+        return Text("not run (tests invalid)", style="dim")
+    if mutant.outcome.is_killed:
+        return Text(f"caught by {mutant.killed_by}" if mutant.killed_by else f"caught ({mutant.outcome.value})")
+    return Text("MISSED", style="bold red")
+
+
+def _implementation(report: Report) -> Group:
+    impl = report.implementation
+    head = Text("Implementation: ")
+    head.append(impl.verdict.value.upper(), style=STYLE[impl.verdict.value])
+    table = Table(show_header=True, expand=True)
+    table.add_column("course test", no_wrap=True)
+    table.add_column("outcome", no_wrap=True)
+    table.add_column("message")
+    for test in impl.tests:
+        style = "green" if test.outcome == "passed" else "red"
+        table.add_row(test.name, Text(test.outcome, style=style), test.message.splitlines()[0] if test.message else "")
+    probes = Text("Trusted probes: agree with the reference" if impl.probes_agree else "Trusted probes: disagree")
+    lines = [head, table, probes] + [Text(f"  - {d}", style="red") for d in impl.probe_disagreements]
+    return Group(*lines)
+
+
+def _tests(report: Report) -> Text | Group:
+    tests = report.tests
+    if tests is None:
+        return Text("Tests: none submitted")
+    head = Text("Tests: ")
+    head.append(tests.verdict.value.upper(), style=STYLE[tests.verdict.value])
+    head.append(f"   score {tests.score:.2f} ({tests.killed}/{tests.total} mutants killed), bar {tests.threshold:.2f}"
+                " with every pitfall caught")
+    lines: list = [head]
+    lines += [Text(f"  {run.implementation}: {run.outcome}" + (f" ({run.failed_test})" if run.failed_test else ""))
+              for run in tests.validity]
+    if tests.invalid_reason:
+        lines.append(Text(f"  invalid: {tests.invalid_reason}", style="red"))
+    if tests.pitfalls_missed:
+        lines.append(Text(f"  pitfalls missed: {', '.join(tests.pitfalls_missed)}", style="red"))
+    survivors = [m.id for m in tests.mutants if not m.outcome.is_killed and not m.pitfall]
+    if survivors:
+        lines.append(Text(f"  pool mutants that survived ({len(survivors)}): {', '.join(survivors)}"))
+    return Group(*lines)

@@ -1,0 +1,75 @@
+"""Scoring: from run outcomes to the verdicts, with the chapter's bar.
+
+Pure functions over the report model, so the rules (what invalidates a suite, what counts as a
+kill, what passes the bar) are in one place and unit-testable without running anything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from grader.report.model import (
+    Implementation,
+    MutantResult,
+    Tests,
+    TestsVerdict,
+    ValidityRun,
+    Verdict,
+)
+
+
+def implementation_verdict(course_outcomes: Sequence[str], probes_agree: bool) -> Verdict:
+    """Passes only if every course test passed AND the trusted probes agree with the reference."""
+    return Verdict.PASS if probes_agree and all(o == "passed" for o in course_outcomes) else Verdict.FAIL
+
+
+def invalid_reason(validity: Sequence[ValidityRun]) -> str | None:
+    """Why the suite's kills prove nothing, or None: every correct implementation must pass it."""
+    for run in validity:
+        if run.outcome != "passed":
+            test = f"test {run.failed_test}" if run.failed_test else "the test run"
+            detail = f": {run.message}" if run.message else ""
+            return f"{test} {run.outcome} on the {run.implementation}, a correct implementation{detail}"
+    return None
+
+
+def grade_tests(
+    *,
+    validity: Sequence[ValidityRun],
+    mutants: Sequence[MutantResult],
+    threshold: float,
+    required_pitfalls: Sequence[str],
+) -> Tests:
+    """The mutation grade: killed / total, and the bar (threshold and every required pitfall)."""
+    killed = sum(1 for m in mutants if m.outcome.is_killed)
+    total = len(mutants)
+    score = killed / total if total else 0.0
+    survivors = {m.id for m in mutants if not m.outcome.is_killed}
+    missed = tuple(p for p in required_pitfalls if p in survivors or p not in {m.id for m in mutants})
+    reason = invalid_reason(validity)
+    if reason is not None:
+        verdict = TestsVerdict.INVALID
+    elif score >= threshold and not missed:
+        verdict = TestsVerdict.PASS
+    else:
+        verdict = TestsVerdict.FAIL
+    return Tests(
+        verdict=verdict,
+        score=round(score, 4),
+        threshold=threshold,
+        killed=killed,
+        total=total,
+        mutants=tuple(mutants),
+        pitfalls_missed=missed,
+        validity=tuple(validity),
+        invalid_reason=reason,
+    )
+
+
+def overall_verdict(implementation: Implementation, tests: Tests | None) -> Verdict:
+    """Pass iff the implementation passes and, when tests were submitted, they pass the bar."""
+    if implementation.verdict is not Verdict.PASS:
+        return implementation.verdict
+    if tests is None or tests.verdict is TestsVerdict.PASS:
+        return Verdict.PASS
+    return Verdict.ERROR if tests.verdict is TestsVerdict.ERROR else Verdict.FAIL
