@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Build the sandbox image that grader/sandbox/docker.py runs untrusted code in.
+#
+# Idempotent and quick when nothing changed: the image carries a label with a hash of its inputs
+# (Dockerfile, requirements-sandbox.txt, base image name, pip version) and is rebuilt only when
+# that hash changes. No registry can be pulled from on the build machine, so:
+#   1. the base image (Debian bookworm, whose python3 is 3.11) is debootstrapped from the Debian
+#      mirror apt uses and `docker import`ed, unless BASE_IMAGE names another image
+#      (production: BASE_IMAGE=python:3.11-slim);
+#   2. numpy, pytest (and pip, to install them) are downloaded on the host as binary wheels;
+#   3. the Dockerfile installs from that wheelhouse with no network.
+# Environment: SANDBOX_IMAGE (default l43-grader-sandbox:latest), BASE_IMAGE, DEBIAN_MIRROR.
+set -euo pipefail
+
+REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+HERE="$REPO_ROOT/docker/sandbox"
+IMAGE=${SANDBOX_IMAGE:-l43-grader-sandbox:latest}
+LOCAL_BASE=l43-grader-base:bookworm
+BASE_IMAGE=${BASE_IMAGE:-$LOCAL_BASE}
+WHEELHOUSE="$REPO_ROOT/.wheelhouse"
+PIP_VERSION=26.3
+# IMPORTANT: keep this label key in sync with grader/sandbox/docker.py (INPUTS_LABEL).
+INPUTS_LABEL=org.l43-grader.sandbox.inputs
+PYTHON=${PYTHON:-python3}
+
+die() { echo "build-sandbox-image: $*" >&2; exit 1; }
+
+inputs_hash() {
+    { cat "$HERE/Dockerfile" "$REPO_ROOT/requirements-sandbox.txt"; echo "$BASE_IMAGE $PIP_VERSION"; } \
+        | sha256sum | cut -c1-16
+}
+
+debian_mirror() {
+    if [[ -n ${DEBIAN_MIRROR:-} ]]; then echo "$DEBIAN_MIRROR"; return; fi
+    local uri
+    uri=$(grep -hE '^(URIs:|deb )' /etc/apt/sources.list /etc/apt/sources.list.d/* 2>/dev/null \
+        | grep -v security | head -n1 | awk '{print $2}') || true
+    echo "${uri:-http://deb.debian.org/debian}"
+}
+
+build_local_base() {
+    command -v debootstrap >/dev/null || die "debootstrap is missing: apt-get install -y debootstrap"
+    local rootfs
+    rootfs=$(mktemp -d /var/tmp/l43-base.XXXXXX)
+    trap 'rm -rf "$rootfs"' RETURN
+    echo "build-sandbox-image: debootstrapping Debian bookworm from $(debian_mirror) ..."
+    debootstrap --variant=minbase --include=python3 bookworm "$rootfs" "$(debian_mirror)" >/dev/null
+    rm -rf "$rootfs"/var/cache/apt/archives/*.deb "$rootfs"/var/lib/apt/lists/*
+    tar -C "$rootfs" -c . | docker import --change 'CMD ["/usr/bin/python3"]' - "$LOCAL_BASE" >/dev/null
+}
+
+download_wheelhouse() {
+    mkdir -p "$WHEELHOUSE"
+    "$PYTHON" -m pip download --quiet --disable-pip-version-check --only-binary=:all: \
+        --python-version 3.11 --implementation cp --abi cp311 \
+        --platform manylinux_2_28_x86_64 --platform manylinux2014_x86_64 \
+        -d "$WHEELHOUSE" -r "$REPO_ROOT/requirements-sandbox.txt" "pip==$PIP_VERSION"
+}
+
+main() {
+    docker info >/dev/null 2>&1 || die "the Docker engine is not reachable: start dockerd (or the docker service)"
+    local want have
+    want=$(inputs_hash)
+    have=$(docker image inspect --format "{{ index .Config.Labels \"$INPUTS_LABEL\" }}" "$IMAGE" 2>/dev/null || true)
+    if [[ $have == "$want" ]]; then
+        echo "build-sandbox-image: $IMAGE is up to date ($want)"
+        return
+    fi
+    if [[ $BASE_IMAGE == "$LOCAL_BASE" ]] && ! docker image inspect "$LOCAL_BASE" >/dev/null 2>&1; then
+        build_local_base
+    fi
+    download_wheelhouse
+    BUILD_CONTEXT=$(mktemp -d)
+    trap 'rm -rf "$BUILD_CONTEXT"' EXIT
+    cp "$HERE/Dockerfile" "$REPO_ROOT/requirements-sandbox.txt" "$BUILD_CONTEXT/"
+    cp -r "$WHEELHOUSE" "$BUILD_CONTEXT/wheelhouse"
+    docker build --quiet --build-arg "BASE_IMAGE=$BASE_IMAGE" --label "$INPUTS_LABEL=$want" \
+        -t "$IMAGE" "$BUILD_CONTEXT" >/dev/null
+    echo "build-sandbox-image: built $IMAGE ($want)"
+}
+
+main "$@"

@@ -1,0 +1,191 @@
+"""What the sandbox cannot see, reach or change: network, host files, mounts, other sandboxes."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from grader.chapter import REPO_ROOT
+from grader.sandbox import Limits, Mount, SandboxBackend, Termination
+from sandbox_helpers import read_line, run_python
+
+CONNECT = """
+import socket
+try:
+    socket.create_connection(("127.0.0.1", {port}), timeout=3)
+    print("connected")
+except OSError as error:
+    print(type(error).__name__)
+"""
+
+
+@pytest.fixture
+def tcp_server() -> Iterator[socket.socket]:
+    server = socket.create_server(("127.0.0.1", 0))
+    server.setblocking(False)
+    yield server
+    server.close()
+
+
+def test_the_hosts_loopback_is_unreachable(backend: SandboxBackend, tcp_server: socket.socket) -> None:
+    port = tcp_server.getsockname()[1]
+    with socket.create_connection(("127.0.0.1", port)) as control:  # the server does accept connections
+        tcp_server.accept()[0].close()
+        control.close()
+    run = run_python(backend, CONNECT.format(port=port))
+    assert run.stdout.strip() != b"connected"
+    with pytest.raises(BlockingIOError):
+        tcp_server.accept()  # nothing reached it from the sandbox
+
+
+def _redis_command(port: int, *words: str) -> bytes:
+    request = f"*{len(words)}\r\n" + "".join(f"${len(w)}\r\n{w}\r\n" for w in words)
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as connection:
+        connection.sendall(request.encode())
+        return connection.recv(4096)
+
+
+@pytest.fixture
+def redis_port(tmp_path: Path) -> Iterator[int]:
+    """A real redis-server on a free loopback port, holding one key; polled until it answers."""
+    server_path = shutil.which("redis-server")
+    if server_path is None:
+        pytest.fail("redis-server is missing: apt-get install -y redis-server")
+    with socket.create_server(("127.0.0.1", 0)) as probe:
+        port = probe.getsockname()[1]
+    server = subprocess.Popen(
+        [server_path, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+         "--dir", str(tmp_path)],
+        stdout=subprocess.DEVNULL,
+    )
+    try:
+        while True:
+            try:
+                if _redis_command(port, "PING") == b"+PONG\r\n":
+                    break
+            except OSError:
+                assert server.poll() is None, "redis-server exited"
+        assert _redis_command(port, "SET", "grade", "41") == b"+OK\r\n"
+        yield port
+    finally:
+        server.kill()
+        server.wait()
+
+
+def test_a_redis_on_the_host_is_unreachable_and_keeps_its_key(backend: SandboxBackend, redis_port: int) -> None:
+    attack = f"""
+import socket
+try:
+    with socket.create_connection(("127.0.0.1", {redis_port}), timeout=3) as c:
+        c.sendall(b"*3\\r\\n$3\\r\\nSET\\r\\n$5\\r\\ngrade\\r\\n$3\\r\\n100\\r\\n*1\\r\\n$8\\r\\nFLUSHALL\\r\\n")
+        print("connected", c.recv(100))
+except OSError as error:
+    print(type(error).__name__)
+"""
+    run = run_python(backend, attack)
+    assert not run.stdout.startswith(b"connected"), run.stdout
+    assert _redis_command(redis_port, "GET", "grade") == b"$2\r\n41\r\n"
+
+
+def test_no_network_interface_but_loopback(backend: SandboxBackend) -> None:
+    run = run_python(backend, "import socket, json; print(json.dumps([n for _, n in socket.if_nameindex()]))")
+    assert set(json.loads(run.stdout)) <= {"lo"}
+
+
+HOST_PATHS = [
+    str(REPO_ROOT),
+    str(REPO_ROOT / "reference" / "L4.3" / "luong.py"),
+    str(REPO_ROOT / "mutants"),
+    str(REPO_ROOT / "grader"),
+    "/work",
+    "/root",
+]
+PROBE_PATHS = """
+import json, os, sys
+seen = {}
+for path in json.loads(sys.stdin.read()):
+    try:
+        if os.path.isdir(path):
+            seen[path] = os.listdir(path)
+        else:
+            with open(path, "rb") as handle:
+                seen[path] = len(handle.read())
+    except OSError:
+        pass  # not reachable: what we want
+print(json.dumps(seen))
+"""
+
+
+def test_the_host_is_not_visible(backend: SandboxBackend) -> None:
+    for path in HOST_PATHS[:3]:
+        assert Path(path).exists()  # the probe would be vacuous otherwise
+    run = run_python(backend, PROBE_PATHS, stdin=json.dumps(HOST_PATHS).encode())
+    assert run.exit.termination is Termination.EXITED, run.exit.stderr
+    assert json.loads(run.stdout) == {}
+
+
+def test_the_user_is_not_root(backend: SandboxBackend) -> None:
+    run = run_python(backend, "import os; print(os.getuid(), os.geteuid(), os.getgid())")
+    assert all(int(number) != 0 for number in run.stdout.split())
+
+
+def test_the_environment_holds_only_what_was_given(backend: SandboxBackend) -> None:
+    run = run_python(
+        backend,
+        "import json, os; print(json.dumps([dict(os.environ), os.getcwd()]))",
+        env={"COURSE_CHAPTER": "L4.3"},
+    )
+    environ, cwd = json.loads(run.stdout)
+    assert cwd == "/scratch"
+    assert environ["COURSE_CHAPTER"] == "L4.3"
+    assert environ["HOME"] == environ["TMPDIR"] == "/scratch"
+    assert environ["PYTHONHASHSEED"] == "0" and environ["PYTHONDONTWRITEBYTECODE"] == "1"
+    allowed = {"COURSE_CHAPTER", "PATH", "HOME", "TMPDIR", "LANG", "PYTHONDONTWRITEBYTECODE", "PYTHONHASHSEED",
+               "HOSTNAME", "PWD"}  # HOSTNAME (docker) and PWD (bwrap's --chdir) describe the sandbox itself
+    assert set(environ) <= allowed
+
+
+WRITE_ATTEMPTS = """
+import json, os
+outcome = {}
+for path in ("/course/substrate/module.py", "/course/substrate/new.py", "/opt/sandbox-env/new.py",
+             "/usr/new.py", "/new.py", "/tmp/new.py", "/etc/new.py"):
+    try:
+        with open(path, "w") as handle:
+            handle.write("pwned")
+        outcome[path] = "written"
+    except OSError as error:
+        outcome[path] = type(error).__name__
+with open("/scratch/mine.txt", "w") as handle:
+    outcome["/scratch/mine.txt"] = handle.write("ok")
+print(json.dumps(outcome))
+"""
+
+
+def test_dependencies_are_read_only_and_only_scratch_is_writable(backend: SandboxBackend, shared_dir: Path) -> None:
+    run = run_python(backend, WRITE_ATTEMPTS, mounts=(Mount(shared_dir, "/course/substrate"),))
+    outcome = json.loads(run.stdout)
+    assert outcome.pop("/scratch/mine.txt") == 2
+    assert "written" not in outcome.values(), outcome
+    assert (shared_dir / "module.py").read_text() == "VALUE = 42\n"
+    assert not (shared_dir / "new.py").exists()
+
+
+def test_mounts_are_importable(backend: SandboxBackend, shared_dir: Path) -> None:
+    run = run_python(backend, "import sys; sys.path.insert(0, '/course/substrate'); import module; print(module.VALUE)",
+                     mounts=(Mount(shared_dir, "/course/substrate"),))
+    assert run.stdout == b"42\n", run.exit.stderr
+
+
+def test_scratch_is_private_to_each_sandbox(backend: SandboxBackend) -> None:
+    writer_code = "open('/scratch/secret', 'w').write('s3cret'); print('written', flush=True); input()"
+    with backend.spawn([backend.python, "-c", writer_code], mounts=(), limits=Limits()) as writer:
+        assert read_line(writer) == b"written\n"
+        reader = run_python(backend, "import os; print(os.listdir('/scratch'))")
+        assert reader.stdout == b"[]\n"
