@@ -35,6 +35,7 @@ class Catalogue:
     pitfalls: tuple[Pitfall, ...]
     mutants: tuple[Mutant, ...]  # pitfall mutants first, in id order, then the pool
     pool_version: str
+    recognisers: dict[str, tuple[bytes, ...]]  # pitfall id -> its mutant and other ways into it
 
     @property
     def secrets(self) -> tuple[bytes, ...]:
@@ -48,10 +49,12 @@ def load_catalogue(chapter: Chapter) -> Catalogue:
         variants = tuple(path.read_bytes() for path in chapter.variants)
         pitfall_table = tomllib.loads(chapter.pitfalls.read_text(encoding="utf-8"))["mutants"]
         pool = load_pool(chapter.manifest)
-        pitfall_mutants = tuple(
-            Mutant(row["id"], True, _patched(reference, (chapter.pitfalls.parent / row["patch"]).read_text("utf-8")))
-            for row in sorted(pitfall_table, key=lambda row: row["id"])
-        )
+        pitfall_table = sorted(pitfall_table, key=lambda row: row["id"])
+        recognisers = {
+            row["id"]: tuple(_patched(reference, (chapter.pitfalls.parent / patch).read_text("utf-8"))
+                             for patch in [row["patch"], *row.get("recognisers", [])])
+            for row in pitfall_table
+        }
     except (OSError, KeyError, tomllib.TOMLDecodeError, PoolError, PatchError) as exc:
         raise CatalogueError(f"chapter {chapter.id}: cannot load its reference material: {exc}") from exc
     problems = verify_pool(pool, reference)
@@ -59,8 +62,9 @@ def load_catalogue(chapter: Chapter) -> Catalogue:
         raise CatalogueError(f"chapter {chapter.id}: the mutant pool is unusable: {'; '.join(problems)}")
     pitfalls = tuple(
         Pitfall(id=row["id"], pitfall=row["pitfall"], symptom=row["symptom"], caught_by=row["caught_by"])
-        for row in sorted(pitfall_table, key=lambda row: row["id"])
+        for row in pitfall_table
     )
+    pitfall_mutants = tuple(Mutant(p.id, True, recognisers[p.id][0]) for p in pitfalls)
     pool_mutants = tuple(Mutant(m.id, False, _patched(reference, pool.patches[m.id])) for m in pool.mutants)
     missing = set(chapter.required_pitfalls) - {p.id for p in pitfalls}
     if missing:
@@ -71,6 +75,7 @@ def load_catalogue(chapter: Chapter) -> Catalogue:
         pitfalls=pitfalls,
         mutants=pitfall_mutants + pool_mutants,
         pool_version=pool.version,
+        recognisers=recognisers,
     )
 
 

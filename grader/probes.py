@@ -10,6 +10,7 @@ and the arrays are compared here with the reference and with each pitfall mutant
 from __future__ import annotations
 
 import io
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -66,13 +67,25 @@ def read_answer(answer: bytes) -> dict[str, np.ndarray]:
 
 
 def judge(student: dict[str, np.ndarray], reference: dict[str, np.ndarray],
-          mutants: dict[str, dict[str, np.ndarray]]) -> ProbeVerdict:
-    """Compare the student's arrays with the reference's, and name the pitfalls they reproduce."""
-    disagreements = tuple(_describe(key, student, reference) for key in _differing(student, reference))
+          pitfalls: Mapping[str, Sequence[dict[str, np.ndarray]]]) -> ProbeVerdict:
+    """Compare the student's arrays with the reference's, and name the pitfalls they reproduce
+    (``pitfalls`` maps an id to the outputs of each recognised way into that pitfall)."""
+    disagreements = tuple(
+        line for case in _cases(reference) if (line := _describe_case(case, student, reference)) is not None
+    )
     behaves_like = () if not disagreements else tuple(
-        pitfall for pitfall, outputs in sorted(mutants.items()) if _reproduces(student, reference, outputs)
+        pitfall for pitfall, ways in sorted(pitfalls.items())
+        if any(_reproduces(student, reference, outputs) for outputs in ways)
     )
     return ProbeVerdict(agree=not disagreements, disagreements=disagreements, behaves_like=behaves_like)
+
+
+def _cases(outputs: dict[str, np.ndarray]) -> list[str]:
+    return sorted({key.partition(".")[0] for key in outputs})
+
+
+def _case_keys(case: str, outputs: dict[str, np.ndarray]) -> list[str]:
+    return [k for k in outputs if k.startswith(case + ".")]
 
 
 def _same(a: np.ndarray | None, b: np.ndarray | None) -> bool:
@@ -81,29 +94,36 @@ def _same(a: np.ndarray | None, b: np.ndarray | None) -> bool:
     return bool(np.all(np.isfinite(a) == np.isfinite(b)) and np.allclose(a, b, rtol=RTOL, atol=ATOL, equal_nan=True))
 
 
-def _differing(actual: dict[str, np.ndarray], expected: dict[str, np.ndarray]) -> list[str]:
-    keys = sorted(set(expected) | {k for k in actual if k.endswith(".error")})
-    return [k for k in keys if not _same(actual.get(k), expected.get(k))]
-
-
 def _reproduces(student, reference, mutant) -> bool:
-    """The mutant differs from the reference somewhere, and the student matches the mutant there."""
-    changed = _differing(mutant, reference)
-    return bool(changed) and all(_same(student.get(k), mutant.get(k)) for k in changed)
+    """In some case (one score) where the student differs from the reference, the student's every
+    output equals the mutant's: the pitfall is recognised even beside an unrelated bug elsewhere."""
+    for case in _cases(reference):
+        keys = _case_keys(case, reference)
+        differs = any(not _same(student.get(k), reference[k]) for k in keys)
+        if differs and all(_same(student.get(k), mutant.get(k)) for k in keys):
+            return True
+    return False
 
 
-def _describe(key: str, student: dict[str, np.ndarray], reference: dict[str, np.ndarray]) -> str:
-    case, _, output = key.partition(".")
+def _describe_case(case: str, student: dict[str, np.ndarray], reference: dict[str, np.ndarray]) -> str | None:
+    """One line for a case (a score) whose outputs differ, naming them in the order they flow."""
     score = SCORES[int(case.removeprefix("case"))]
-    got = student.get(key)
-    if output == "error":
-        return f"{score}: the implementation raised {str(got)[:200]}"
-    if got is None:
-        error = student.get(f"{case}.error")
-        return f"{score}: no {output} ({'raised ' + str(error)[:200] if error is not None else 'missing'})"
-    want = reference[key]
-    if got.shape != want.shape:
-        return f"{score}: {output} has shape {got.shape}, expected {want.shape}"
-    if not np.all(np.isfinite(got)):
-        return f"{score}: {output} has NaN or infinite values where the reference has none"
-    return f"{score}: {output} differs from the reference (max abs difference {np.max(np.abs(got - want)):.3g})"
+    error = student.get(f"{case}.error")
+    if error is not None:
+        return f"{score}: the implementation raised {str(error)[:200]}"
+    wrong = [k for k in _case_keys(case, reference) if not _same(student.get(k), reference[k])]
+    if not wrong:
+        return None
+    names = [k.partition(".")[2] for k in wrong]
+    problems = []
+    shapes = [n for n, k in zip(names, wrong) if student.get(k) is None or student[k].shape != reference[k].shape]
+    if shapes:
+        problems.append(f"wrong shape or missing: {', '.join(shapes)}")
+    nonfinite = [n for n, k in zip(names, wrong) if n not in shapes and not np.all(np.isfinite(student[k]))]
+    if nonfinite:
+        problems.append(f"NaN or inf in: {', '.join(nonfinite)}")
+    numeric = [(n, k) for n, k in zip(names, wrong) if n not in shapes and n not in nonfinite]
+    if numeric:
+        worst = max(float(np.max(np.abs(student[k] - reference[k]))) for _, k in numeric)
+        problems.append(f"differs in {', '.join(n for n, _ in numeric)} (max abs difference {worst:.3g})")
+    return f"{score}: " + "; ".join(problems)

@@ -19,6 +19,8 @@ class Verdict(str, enum.Enum):
 
 
 class TestsVerdict(str, enum.Enum):
+    __test__ = False  # a name pytest would otherwise try to collect
+
     PASS = "pass"  # valid, score at least the threshold, every required pitfall killed
     FAIL = "fail"  # valid, but under the threshold or a required pitfall survived
     INVALID = "invalid"  # a test fails on a correct implementation, so its kills prove nothing
@@ -80,6 +82,7 @@ class MutantResult:
 
 @dataclass(frozen=True)
 class Tests:
+    __test__ = False  # a name pytest would otherwise try to collect
     verdict: TestsVerdict
     score: float
     threshold: float

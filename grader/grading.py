@@ -1,0 +1,248 @@
+"""One grade, start to finish: intake → sandbox → runner → probes → scoring → report.
+
+This is the only module that knows the order of the phases; each phase lives in its own module.
+Every expected failure (bad input, no sandbox, broken chapter material) becomes a report with
+verdict "error" and a message, never a traceback, so the CLI, the API and CI see one shape.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+
+from grader import probes, scoring
+from grader.chapter import Chapter, ManifestError, load_chapter
+from grader.intake import IntakeError, Submission, read_course_repo, read_submission
+from grader.mutants import Catalogue, CatalogueError, load_catalogue
+from grader.report.model import (
+    CourseTest,
+    Implementation,
+    MutantOutcome,
+    MutantResult,
+    Report,
+    Tests,
+    ValidityRun,
+    Verdict,
+)
+from grader.runner.driver import WarmRunner
+from grader.runner.results import REFERENCE, REFERENCE_AGAIN, Outcome, RunnerError, SuitePass
+from grader.sandbox import SandboxUnavailable, get_backend
+
+PROBE_TIMEOUT = 30.0
+MAX_MESSAGE_CHARS = 500
+REDACTED = "[redacted]"
+# How a mutant's run outcome counts in the grade (a failed or erroring test is a kill).
+MUTANT_OUTCOMES = {
+    Outcome.PASSED: MutantOutcome.SURVIVED,
+    Outcome.FAILED: MutantOutcome.KILLED,
+    Outcome.ERROR: MutantOutcome.KILLED,
+    Outcome.TIMEOUT: MutantOutcome.TIMEOUT,
+    Outcome.CRASHED: MutantOutcome.CRASHED,
+}
+
+
+@dataclass(frozen=True)
+class GradeRequest:
+    """What to grade: a course repo, or an implementation file with an optional tests folder."""
+
+    chapter: str
+    repo: Path | None = None
+    impl: Path | None = None
+    tests: Path | None = None
+    backend: str = "bwrap"
+
+
+def grade(request: GradeRequest) -> Report:
+    """Grade one submission; expected failures come back as a report with verdict "error"."""
+    started = time.monotonic()
+    try:
+        chapter = load_chapter(request.chapter)
+        submission = _read(chapter, request)
+        catalogue = load_catalogue(chapter)
+        backend = get_backend(request.backend)
+        backend.check()
+        return _grade(chapter, catalogue, submission, backend, started)
+    except (ManifestError, IntakeError, CatalogueError, SandboxUnavailable, RunnerError) as exc:
+        return _error_report(request, exc, started)
+
+
+def _read(chapter: Chapter, request: GradeRequest) -> Submission:
+    if request.repo is not None:
+        return read_course_repo(chapter, request.repo)
+    if request.impl is None:
+        raise IntakeError("nothing to grade: give a course repo or an implementation file")
+    return read_submission(chapter, request.impl, request.tests)
+
+
+def _grade(chapter: Chapter, catalogue: Catalogue, submission: Submission, backend, started: float) -> Report:
+    timing: dict[str, float] = {}
+    seed = int(submission.digest[:16], 16)
+    with tempfile.TemporaryDirectory(prefix="grader-submission-") as scratch:
+        tests_dir = _materialise_tests(submission, Path(scratch))
+        with WarmRunner(chapter=chapter, backend=backend, student_tests=tests_dir, seed=seed) as runner:
+            timing["startup"] = _since(started)
+            implementation = _grade_implementation(runner, chapter, catalogue, submission, seed, timing)
+            tests = _grade_tests(runner, chapter, catalogue, timing) if tests_dir is not None else None
+    timing["total"] = _since(started)
+    return Report(
+        chapter=chapter.id,
+        verdict=scoring.overall_verdict(implementation, tests),
+        implementation=implementation,
+        tests=_scrubbed(tests, catalogue),
+        pool_version=catalogue.pool_version,
+        pitfalls=catalogue.pitfalls,
+        backend=backend.name,
+        submission=submission.digest,
+        timing={k: round(v, 3) for k, v in timing.items()},
+    )
+
+
+def _materialise_tests(submission: Submission, scratch: Path) -> Path | None:
+    """Write the student's tests where the sandbox can mount them read-only (world-readable)."""
+    if submission.tests is None:
+        return None
+    scratch.chmod(0o755)
+    root = scratch / "tests"
+    for name, data in submission.tests:
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o755)
+        path.write_bytes(data)
+        path.chmod(0o644)
+    for folder in [root, *(p for p in root.rglob("*") if p.is_dir())]:
+        folder.chmod(0o755)
+    return root
+
+
+def _grade_implementation(runner: WarmRunner, chapter: Chapter, catalogue: Catalogue,
+                          submission: Submission, seed: int, timing: dict[str, float]) -> Implementation:
+    phase = time.monotonic()
+    course = runner.course_tests(submission.impl)
+    timing["course_tests"] = _since(phase)
+    phase = time.monotonic()
+    verdict = _probe(runner, chapter, catalogue, submission, seed)
+    timing["probes"] = _since(phase)
+    tests = tuple(
+        CourseTest(name=t.node.rpartition("::")[2], outcome=t.outcome.value, message=_clip(t.message)) for t in course
+    )
+    return Implementation(
+        verdict=scoring.implementation_verdict([t.outcome for t in tests], verdict.agree),
+        tests=tests,
+        probes_agree=verdict.agree,
+        probe_disagreements=verdict.disagreements,
+        behaves_like=verdict.behaves_like,
+    )
+
+
+def _probe(runner: WarmRunner, chapter: Chapter, catalogue: Catalogue, submission: Submission,
+           seed: int) -> probes.ProbeVerdict:
+    reference = _trusted_module(chapter, "reference", catalogue.reference)
+    payload = probes.draw_cases(seed, reference)
+    call = runner.call(submission.impl, "probe", payload, timeout=PROBE_TIMEOUT)
+    if call.outcome is not Outcome.PASSED:
+        reason = f"the probe run {call.outcome.value}: {_clip(call.message)}"
+        return probes.ProbeVerdict(agree=False, disagreements=(reason,), behaves_like=())
+    try:
+        student = probes.read_answer(call.output)
+    except ValueError as exc:
+        return probes.ProbeVerdict(agree=False, disagreements=(f"unreadable probe answer: {exc}",), behaves_like=())
+    pitfalls = {
+        pitfall: [probes.outputs_of(_trusted_module(chapter, f"{pitfall}_{i}", source), payload)
+                  for i, source in enumerate(sources)]
+        for pitfall, sources in catalogue.recognisers.items()
+    }
+    return probes.judge(student, probes.outputs_of(reference, payload), pitfalls)
+
+
+def _trusted_module(chapter: Chapter, name: str, source: bytes) -> ModuleType:
+    """Load the reference or a pitfall mutant in this (trusted) process under a private name."""
+    substrate_root = str(chapter.substrate.parent)
+    if substrate_root not in sys.path:
+        sys.path.insert(0, substrate_root)
+    module_name = f"_grader_trusted_{chapter.id.replace('.', '_')}_{name}"
+    spec = importlib.util.spec_from_loader(module_name, loader=None)
+    module = importlib.util.module_from_spec(spec)
+    exec(compile(source, f"<{name}>", "exec"), module.__dict__)
+    return module
+
+
+def _grade_tests(runner: WarmRunner, chapter: Chapter, catalogue: Catalogue, timing: dict[str, float]) -> Tests:
+    phase = time.monotonic()
+    variants = {f"variant {i + 1}": source for i, source in enumerate(catalogue.variants)}
+    suite = runner.mutation_pass(
+        reference=catalogue.reference,
+        variants=variants,
+        mutants={m.id: m.source for m in catalogue.mutants},
+    )
+    timing["mutation"] = _since(phase)
+    return scoring.grade_tests(
+        validity=_validity(suite, variants),
+        mutants=tuple(_mutant_result(suite, m.id, m.pitfall) for m in catalogue.mutants),
+        threshold=chapter.threshold,
+        required_pitfalls=chapter.required_pitfalls,
+    )
+
+
+def _validity(suite: SuitePass, variants: dict[str, bytes]) -> tuple[ValidityRun, ...]:
+    names = {REFERENCE: "reference", **{v: v for v in variants}, REFERENCE_AGAIN: "reference (run again last)"}
+    return tuple(
+        ValidityRun(
+            implementation=label,
+            outcome=suite.runs[run_id].outcome.value,
+            failed_test=suite.runs[run_id].node if suite.runs[run_id].killed else None,
+            message=_clip(suite.runs[run_id].message) if suite.runs[run_id].killed else "",
+        )
+        for run_id, label in names.items()
+    )
+
+
+def _mutant_result(suite: SuitePass, mutant_id: str, pitfall: bool) -> MutantResult:
+    run = suite.runs[mutant_id]
+    return MutantResult(id=mutant_id, pitfall=pitfall, outcome=MUTANT_OUTCOMES[run.outcome],
+                        killed_by=run.node if run.killed else None)
+
+
+def _scrubbed(tests: Tests | None, catalogue: Catalogue) -> Tests | None:
+    """Remove any line of trusted source a hostile test may have put into a failure message."""
+    if tests is None:
+        return None
+    secret_lines = {
+        line.strip() for source in catalogue.secrets for line in source.decode("utf-8").splitlines()
+        if len(line.strip()) >= 12
+    }
+
+    def scrub(text: str) -> str:
+        return "\n".join(REDACTED if any(s in line for s in secret_lines) else line for line in text.splitlines())
+
+    validity = tuple(
+        ValidityRun(v.implementation, v.outcome, v.failed_test, scrub(v.message)) for v in tests.validity
+    )
+    reason = scoring.invalid_reason(validity)
+    return Tests(**{**tests.__dict__, "validity": validity, "invalid_reason": reason})
+
+
+def _error_report(request: GradeRequest, exc: Exception, started: float) -> Report:
+    return Report(
+        chapter=request.chapter,
+        verdict=Verdict.ERROR,
+        implementation=None,
+        tests=None,
+        pool_version="",
+        pitfalls=(),
+        backend=request.backend,
+        submission="",
+        error=str(exc),
+        timing={"total": round(_since(started), 3)},
+    )
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= MAX_MESSAGE_CHARS else text[:MAX_MESSAGE_CHARS] + " [...]"
+
+
+def _since(start: float) -> float:
+    return time.monotonic() - start

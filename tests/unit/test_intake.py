@@ -1,0 +1,146 @@
+"""Intake refuses bad submissions before anything runs, naming the file and line."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from grader.chapter import load_chapter
+from grader.intake import MAX_FILE_BYTES, MAX_TEST_FILES, IntakeError, read_course_repo, read_submission
+
+CHAPTER = load_chapter("L4.3")
+GOOD_IMPL = b"class LuongAttention:\n    query_from = 'current'\n"
+GOOD_TEST = b"from tinyllm.seq2seq.luong import LuongAttention\n\ndef test_x():\n    assert LuongAttention\n"
+
+
+@pytest.fixture
+def impl(tmp_path):
+    path = tmp_path / "luong.py"
+    path.write_bytes(GOOD_IMPL)
+    return path
+
+
+def make_tests(tmp_path, files: dict[str, bytes]):
+    folder = tmp_path / "tests"
+    for name, data in files.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_bytes(data)
+    return folder
+
+
+def refused(impl, tests=None) -> str:
+    with pytest.raises(IntakeError) as info:
+        read_submission(CHAPTER, impl, tests)
+    return str(info.value)
+
+
+def test_a_good_submission_is_read_into_memory(impl, tmp_path):
+    tests = make_tests(tmp_path, {"test_a.py": GOOD_TEST, "helpers/data.json": b"{}"})
+    submission = read_submission(CHAPTER, impl, tests)
+    assert submission.impl == GOOD_IMPL
+    assert [name for name, _ in submission.tests] == ["helpers/data.json", "test_a.py"]
+
+
+def test_the_digest_depends_on_every_file(impl, tmp_path):
+    tests = make_tests(tmp_path, {"test_a.py": GOOD_TEST})
+    first = read_submission(CHAPTER, impl, tests).digest
+    (tests / "test_a.py").write_bytes(GOOD_TEST + b"\n")
+    assert read_submission(CHAPTER, impl, tests).digest != first
+    assert read_submission(CHAPTER, impl, None).digest not in (first,)
+
+
+def test_missing_impl(tmp_path):
+    assert "not found" in refused(tmp_path / "luong.py")
+
+
+def test_non_utf8_impl(impl):
+    impl.write_bytes(b"x = '\xff'\n")
+    assert "not UTF-8" in refused(impl)
+
+
+def test_unparsable_impl_names_the_line(impl):
+    impl.write_bytes(b"x = 1\ndef broken(:\n")
+    assert "luong.py:2: syntax error" in refused(impl)
+
+
+def test_oversized_file(impl):
+    impl.write_bytes(b"#" * (MAX_FILE_BYTES + 1))
+    assert "limit per file" in refused(impl)
+
+
+def test_symlinked_impl(tmp_path, impl):
+    link = tmp_path / "link.py"
+    link.symlink_to(impl)
+    assert "symbolic links" in refused(link)
+
+
+def test_symlink_in_tests(impl, tmp_path):
+    tests = make_tests(tmp_path, {"test_a.py": GOOD_TEST})
+    os.symlink("/etc/passwd", tests / "passwd.txt")
+    assert "symbolic links" in refused(impl, tests)
+
+
+def test_too_many_files(impl, tmp_path):
+    tests = make_tests(tmp_path, {f"test_{i}.py": GOOD_TEST for i in range(MAX_TEST_FILES + 1)})
+    assert f"more than {MAX_TEST_FILES} files" in refused(impl, tests)
+
+
+def test_file_type_not_accepted(impl, tmp_path):
+    tests = make_tests(tmp_path, {"test_a.py": GOOD_TEST, "run.sh": b"echo hi\n"})
+    assert "run.sh: file type not accepted" in refused(impl, tests)
+
+
+def test_no_test_file(impl, tmp_path):
+    tests = make_tests(tmp_path, {"helpers.py": b"x = 1\n"})
+    assert "no test_*.py" in refused(impl, tests)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "import tinyllm.nn",
+        "from tinyllm.nn import Linear",
+        "from tinyllm import nn",
+        "from tinyllm.random import PCG32",
+        "import importlib; importlib.import_module('tinyllm.nn.module')",
+        "__import__('tinyllm.random')",
+    ],
+)
+def test_imports_outside_the_contract_name_file_and_line(impl, tmp_path, line):
+    source = GOOD_TEST + f"\n\n{line}\n".encode()
+    tests = make_tests(tmp_path, {"sub/test_b.py": source})
+    message = refused(impl, tests)
+    assert message.startswith("sub/test_b.py:7: imports 'tinyllm")
+    assert "tests may import only" in message
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "from tinyllm.seq2seq import luong",
+        "from tinyllm.seq2seq.additive import length_mask",
+        "import tinyllm.autograd.functional as F",
+        "from tinyllm.autograd.tensor import Tensor",
+        "x = 'tinyllm.nn is not imported by a string that is not an import'",
+    ],
+)
+def test_contract_imports_are_accepted(impl, tmp_path, line):
+    tests = make_tests(tmp_path, {"test_a.py": GOOD_TEST + f"\n{line}\n".encode()})
+    assert read_submission(CHAPTER, impl, tests).tests
+
+
+def test_course_repo_layout(tmp_path):
+    repo = tmp_path / "repo"
+    (repo / "python/tinyllm/seq2seq").mkdir(parents=True)
+    (repo / "python/tinyllm/seq2seq/luong.py").write_bytes(GOOD_IMPL)
+    submission = read_course_repo(CHAPTER, repo)
+    assert submission.tests is None
+    (repo / "python/tests/l4-3-luong").mkdir(parents=True)
+    (repo / "python/tests/l4-3-luong/test_a.py").write_bytes(GOOD_TEST)
+    assert read_course_repo(CHAPTER, repo).tests
+
+
+def test_course_repo_that_is_not_a_folder(tmp_path):
+    with pytest.raises(IntakeError, match="not a folder"):
+        read_course_repo(CHAPTER, tmp_path / "nowhere")

@@ -1,0 +1,88 @@
+"""The report model renders to JSON that its published schema accepts, and to a readable table."""
+
+from __future__ import annotations
+
+import json
+
+import jsonschema
+import pytest
+
+from grader.report import render_json, render_text
+from grader.report.json_report import validate
+from grader.report.model import (
+    CourseTest,
+    Implementation,
+    MutantOutcome,
+    MutantResult,
+    Pitfall,
+    Report,
+    Tests,
+    TestsVerdict,
+    ValidityRun,
+    Verdict,
+)
+
+PITFALLS = (Pitfall("s01", "W_c [h ; c]", "garbage", "test_order"), Pitfall("s05", "-1e9", "reads padding", "test_mask"))
+
+
+def sample(tests_verdict=TestsVerdict.FAIL) -> Report:
+    implementation = Implementation(
+        verdict=Verdict.FAIL,
+        tests=(CourseTest("test_hand_example_dot", "passed"), CourseTest("test_masked", "failed", "assert 0.25 == 0")),
+        probes_agree=False,
+        probe_disagreements=("dot: differs in context (max abs difference 0.5)",),
+        behaves_like=("s05",),
+    )
+    tests = Tests(
+        verdict=tests_verdict, score=0.5, threshold=0.8, killed=1, total=2,
+        mutants=(MutantResult("s01", True, MutantOutcome.KILLED, "test_order"),
+                 MutantResult("s05", True, MutantOutcome.SURVIVED)),
+        pitfalls_missed=("s05",), validity=(ValidityRun("reference", "passed"),),
+    )
+    return Report(chapter="L4.3", verdict=Verdict.FAIL, implementation=implementation, tests=tests,
+                  pool_version="abc123", pitfalls=PITFALLS, backend="bwrap", submission="f" * 64,
+                  timing={"total": 1.5})
+
+
+def test_json_report_matches_its_schema():
+    data = json.loads(render_json(sample()))
+    validate(data)
+    assert data["tests"]["mutants"][1] == {"id": "s05", "pitfall": True, "outcome": "survived", "killed_by": None}
+    assert data["implementation"]["behaves_like"] == ["s05"]
+
+
+def test_error_report_matches_its_schema():
+    report = Report(chapter="L4.3", verdict=Verdict.ERROR, implementation=None, tests=None, pool_version="",
+                    pitfalls=(), backend="bwrap", submission="", error="luong.py: not found")
+    validate(json.loads(render_json(report)))
+
+
+def test_the_schema_rejects_a_broken_report():
+    data = sample().to_dict()
+    data["tests"]["mutants"][0]["outcome"] = "maybe"
+    with pytest.raises(jsonschema.ValidationError):
+        validate(data)
+    data = sample().to_dict()
+    del data["verdict"]
+    with pytest.raises(jsonschema.ValidationError):
+        validate(data)
+
+
+def test_without_timing_drops_only_timing():
+    data = sample().without_timing()
+    assert "timing" not in data and data["verdict"] == "fail"
+
+
+def test_text_report_puts_pitfalls_first():
+    text = render_text(sample())
+    assert text.index("Pitfalls") < text.index("Implementation") < text.index("Tests:")
+    assert "caught by test_order" in text
+    assert "MISSED" in text
+    assert "falls in: reads padding" in text
+    assert "pitfalls missed: s05" in text
+
+
+def test_text_report_of_an_error():
+    report = Report(chapter="L4.3", verdict=Verdict.ERROR, implementation=None, tests=None, pool_version="",
+                    pitfalls=(), backend="bwrap", submission="", error="luong.py: not found")
+    assert "error: luong.py: not found" in render_text(report)

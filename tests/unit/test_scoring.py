@@ -1,0 +1,86 @@
+"""The grading rules: what invalidates a suite, what counts as a kill, what passes the bar."""
+
+from __future__ import annotations
+
+import pytest
+
+from grader.report.model import Implementation, MutantOutcome, MutantResult, TestsVerdict, ValidityRun, Verdict
+from grader.scoring import grade_tests, implementation_verdict, overall_verdict
+
+REQUIRED = ("s01", "s02")
+VALID = (ValidityRun("reference", "passed"), ValidityRun("variant 1", "passed"))
+
+
+def mutants(pitfalls_killed=("s01", "s02"), pool_killed=8, pool_total=10):
+    rows = [MutantResult(p, True, MutantOutcome.KILLED if p in pitfalls_killed else MutantOutcome.SURVIVED,
+                         "t" if p in pitfalls_killed else None) for p in REQUIRED]
+    rows += [MutantResult(f"m{i}", False, MutantOutcome.TIMEOUT if i < pool_killed else MutantOutcome.SURVIVED)
+             for i in range(pool_total)]
+    return tuple(rows)
+
+
+def grade(validity=VALID, rows=None, threshold=0.8):
+    return grade_tests(validity=validity, mutants=rows if rows is not None else mutants(), threshold=threshold,
+                       required_pitfalls=REQUIRED)
+
+
+def test_a_suite_over_the_bar_with_every_pitfall_passes():
+    result = grade()
+    assert (result.verdict, result.killed, result.total, result.score) == (TestsVerdict.PASS, 10, 12, 0.8333)
+    assert result.pitfalls_missed == ()
+
+
+def test_timeouts_and_crashes_count_as_kills():
+    rows = (MutantResult("s01", True, MutantOutcome.CRASHED), MutantResult("s02", True, MutantOutcome.TIMEOUT))
+    assert grade(rows=rows).verdict is TestsVerdict.PASS
+
+
+def test_a_missed_pitfall_fails_even_over_the_threshold():
+    result = grade(rows=mutants(pitfalls_killed=("s01",), pool_killed=10))
+    assert result.verdict is TestsVerdict.FAIL
+    assert result.pitfalls_missed == ("s02",)
+
+
+def test_under_the_threshold_fails():
+    assert grade(rows=mutants(pool_killed=7)).verdict is TestsVerdict.FAIL  # 9/12 = 0.75
+
+
+def test_a_required_pitfall_that_was_not_run_counts_as_missed():
+    rows = tuple(m for m in mutants() if m.id != "s02")
+    assert grade(rows=rows).pitfalls_missed == ("s02",)
+
+
+@pytest.mark.parametrize("outcome", ["failed", "error", "timeout", "crashed"])
+def test_a_suite_that_does_not_pass_on_a_correct_implementation_is_invalid(outcome):
+    validity = (ValidityRun("reference", "passed"), ValidityRun("variant 1", outcome, "test_x", "boom"))
+    result = grade(validity=validity)
+    assert result.verdict is TestsVerdict.INVALID
+    assert result.invalid_reason == f"test test_x {outcome} on the variant 1, a correct implementation: boom"
+
+
+def test_implementation_needs_course_tests_and_probes():
+    assert implementation_verdict(["passed"] * 11, True) is Verdict.PASS
+    assert implementation_verdict(["passed"] * 11, False) is Verdict.FAIL
+    assert implementation_verdict(["passed"] * 10 + ["failed"], True) is Verdict.FAIL
+
+
+def implementation(verdict):
+    return Implementation(verdict, (), verdict is Verdict.PASS, (), ())
+
+
+@pytest.mark.parametrize(
+    ("impl", "tests", "expected"),
+    [
+        (Verdict.PASS, None, Verdict.PASS),
+        (Verdict.PASS, TestsVerdict.PASS, Verdict.PASS),
+        (Verdict.PASS, TestsVerdict.FAIL, Verdict.FAIL),
+        (Verdict.PASS, TestsVerdict.INVALID, Verdict.FAIL),
+        (Verdict.PASS, TestsVerdict.ERROR, Verdict.ERROR),
+        (Verdict.FAIL, TestsVerdict.PASS, Verdict.FAIL),
+    ],
+)
+def test_overall_verdict(impl, tests, expected):
+    graded = None if tests is None else grade()
+    if graded is not None:
+        graded = type(graded)(**{**graded.__dict__, "verdict": tests})
+    assert overall_verdict(implementation(impl), graded) is expected
