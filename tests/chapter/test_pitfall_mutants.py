@@ -21,15 +21,18 @@ CHAPTER = load_chapter("L4.3")
 MUTANTS = tomllib.loads(CHAPTER.pitfalls.read_text(encoding="utf-8"))["mutants"]
 
 
-def mutant_source(mutant: dict) -> str:
-    patch = (CHAPTER.pitfalls.parent / mutant["patch"]).read_text(encoding="utf-8")
+RECOGNISERS = [(m, patch) for m in MUTANTS for patch in m.get("recognisers", [])]
+
+
+def mutant_source(mutant: dict, patch_name: str | None = None) -> str:
+    patch = (CHAPTER.pitfalls.parent / (patch_name or mutant["patch"])).read_text(encoding="utf-8")
     return apply_patch(CHAPTER.reference_impl.read_text(encoding="utf-8"), patch)
 
 
 def test_manifest_lists_exactly_the_required_pitfalls():
     assert [m["id"] for m in MUTANTS] == list(CHAPTER.required_pitfalls)
     for mutant in MUTANTS:
-        assert set(mutant) == {"id", "pitfall", "symptom", "caught_by", "patch", "fails"}, mutant["id"]
+        assert set(mutant) - {"recognisers"} == {"id", "pitfall", "symptom", "caught_by", "patch", "fails"}, mutant["id"]
         assert mutant["caught_by"] in mutant["fails"], mutant["id"]
         assert len(set(mutant["fails"])) == len(mutant["fails"]), mutant["id"]
 
@@ -43,6 +46,16 @@ def test_mutant_fails_the_recorded_course_tests(mutant, tmp_path, course_test_fa
     failures = course_test_failures(impl)
     assert mutant["caught_by"] in failures, f"{mutant['id']} escapes {mutant['caught_by']}"
     assert failures == set(mutant["fails"]), f"{mutant['id']}: recorded fails are out of date"
+
+
+@pytest.mark.parametrize(("mutant", "patch_name"), RECOGNISERS, ids=[p for _, p in RECOGNISERS])
+def test_recogniser_is_another_way_into_the_same_pitfall(mutant, patch_name, tmp_path, course_test_failures):
+    """A recogniser (used by the probes to name the pitfall) must be caught by the same course test."""
+    source = mutant_source(mutant, patch_name)
+    assert source not in (CHAPTER.reference_impl.read_text(encoding="utf-8"), mutant_source(mutant))
+    impl = tmp_path / "luong.py"
+    impl.write_text(source, encoding="utf-8")
+    assert mutant["caught_by"] in course_test_failures(impl)
 
 
 @pytest.mark.skipif(shutil.which("patch") is None, reason="GNU patch is not installed")

@@ -1,0 +1,1 @@
+# tinyllm: the course's numpy deep-learning library. Subpackages are imported explicitly.

@@ -1,0 +1,3 @@
+from tinyllm.autograd.tensor import Tensor as Tensor
+
+__all__ = ["Tensor"]
