@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+
 from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
@@ -12,9 +14,9 @@ STYLE = {"pass": "bold green", "fail": "bold red", "invalid": "bold red", "error
 
 
 def render_text(report: Report, *, width: int = 110) -> str:
-    console = Console(width=width, record=True, force_terminal=False, color_system=None)
+    console = Console(file=io.StringIO(), width=width, force_terminal=False, color_system=None)
     console.print(_document(report))
-    return console.export_text()
+    return console.file.getvalue()
 
 
 def _document(report: Report) -> Group:

@@ -1,0 +1,76 @@
+"""The command line as users and CI call it: `python -m grader`, exit codes, clear errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from grader.chapter import REPO_ROOT
+from grader.report.json_report import validate
+
+
+def grader(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "grader", *args], capture_output=True, text=True, cwd=REPO_ROOT,
+                          env={**os.environ, **(env or {})}, timeout=300)
+
+
+def test_help_lists_the_commands():
+    result = grader("--help")
+    assert result.returncode == 0
+    assert "check" in result.stdout and "grade" in result.stdout
+
+
+def test_a_missing_implementation_is_an_error_with_exit_2(tmp_path):
+    result = grader("grade", "--impl", str(tmp_path / "luong.py"))
+    assert result.returncode == 2
+    assert "luong.py: not found" in result.stdout
+    assert "Traceback" not in result.stderr
+
+
+def test_a_folder_that_is_not_a_course_repo(tmp_path):
+    result = grader("check", str(tmp_path))
+    assert result.returncode == 2
+    assert "python/tinyllm/seq2seq/luong.py" in result.stdout or "luong.py: not found" in result.stdout
+
+
+def test_an_unknown_chapter(tmp_path):
+    impl = tmp_path / "luong.py"
+    impl.write_text("x = 1\n")
+    result = grader("grade", "--impl", str(impl), "--chapter", "L9.9")
+    assert result.returncode == 2
+    assert "unknown chapter 'L9.9'; known chapters: L4.3" in result.stdout
+
+
+def test_error_reports_are_valid_json(tmp_path):
+    out = tmp_path / "report.json"
+    result = grader("grade", "--impl", str(tmp_path / "nothing.py"), "--format", "json", "--out", str(out))
+    assert result.returncode == 2
+    data = json.loads(out.read_text())
+    validate(data)
+    assert data["verdict"] == "error" and "not found" in data["error"]
+
+
+def test_an_unreachable_docker_engine_is_an_error_not_a_traceback(tmp_path):
+    impl = REPO_ROOT / "reference/L4.3/variants/luong_variant.py"
+    result = grader("grade", "--impl", str(impl), "--backend", "docker",
+                    env={"DOCKER_HOST": f"unix://{tmp_path}/no-docker.sock"})
+    assert result.returncode == 2
+    assert "docker" in result.stdout.lower()
+    assert "Traceback" not in result.stderr
+
+
+@pytest.mark.slow
+def test_grading_a_correct_implementation_without_tests_passes(tmp_path):
+    out = tmp_path / "report.json"
+    impl = REPO_ROOT / "reference/L4.3/variants/luong_variant.py"
+    result = grader("grade", "--impl", str(impl), "--format", "json", "--out", str(out))
+    assert result.returncode == 0, result.stdout + result.stderr
+    data = json.loads(out.read_text())
+    validate(data)
+    assert data["verdict"] == "pass" and data["tests"] is None
+    assert [t["outcome"] for t in data["implementation"]["tests"]] == ["passed"] * 11
+    assert data["implementation"]["probes_agree"] is True

@@ -1,0 +1,104 @@
+"""Trusted probes: the comparison logic, run here on trusted modules (the sandbox is tested elsewhere)."""
+
+from __future__ import annotations
+
+import tomllib
+
+import numpy as np
+import pytest
+
+from grader import probes
+from grader.chapter import load_chapter
+from grader.grading import _trusted_module
+from grader.patches import apply_patch
+
+CHAPTER = load_chapter("L4.3")
+REFERENCE_SOURCE = CHAPTER.reference_impl.read_text(encoding="utf-8")
+REFERENCE = _trusted_module(CHAPTER, "reference", REFERENCE_SOURCE.encode())
+ROWS = tomllib.loads(CHAPTER.pitfalls.read_text(encoding="utf-8"))["mutants"]
+WAYS = {row["id"]: [row["patch"], *row.get("recognisers", [])] for row in ROWS}
+
+
+def module_from_patch(name: str, patch_name: str):
+    patch = (CHAPTER.pitfalls.parent / patch_name).read_text(encoding="utf-8")
+    return _trusted_module(CHAPTER, name, apply_patch(REFERENCE_SOURCE, patch).encode())
+
+
+@pytest.fixture(scope="module")
+def payload() -> bytes:
+    return probes.draw_cases(20261129, REFERENCE)
+
+
+@pytest.fixture(scope="module")
+def pitfall_outputs(payload):
+    return {
+        pitfall: [probes.outputs_of(module_from_patch(f"{pitfall}_{i}", p), payload) for i, p in enumerate(patches)]
+        for pitfall, patches in WAYS.items()
+    }
+
+
+def test_cases_are_deterministic_per_seed_and_differ_between_seeds(payload):
+    assert probes.draw_cases(20261129, REFERENCE) == payload
+    assert probes.draw_cases(1, REFERENCE) != payload
+
+
+def test_cases_cover_every_score_with_padded_and_empty_rows(payload):
+    cases = probes.read_answer(payload)
+    assert [str(cases[f"case{i}.score"]) for i in range(3)] == list(probes.SCORES)
+    for i in range(3):
+        rows = cases[f"case{i}.mask"].sum(axis=1)
+        assert cases[f"case{i}.mask"].dtype == bool
+        assert rows[0] == cases[f"case{i}.mask"].shape[1] and rows[-1] == 0 and 0 < rows[1] < rows[0]
+
+
+def test_the_reference_and_a_differently_written_variant_agree(payload, pitfall_outputs):
+    reference = probes.outputs_of(REFERENCE, payload)
+    variant = _trusted_module(CHAPTER, "variant", CHAPTER.variants[0].read_bytes())
+    verdict = probes.judge(probes.outputs_of(variant, payload), reference, pitfall_outputs)
+    assert verdict == probes.ProbeVerdict(agree=True, disagreements=(), behaves_like=())
+
+
+@pytest.mark.parametrize(("pitfall", "patch"), [(p, patch) for p, ways in WAYS.items() for patch in ways])
+def test_every_way_into_a_pitfall_is_named(pitfall, patch, payload, pitfall_outputs):
+    student = probes.outputs_of(module_from_patch(f"student_{pitfall}", patch), payload)
+    verdict = probes.judge(student, probes.outputs_of(REFERENCE, payload), pitfall_outputs)
+    assert not verdict.agree
+    assert verdict.behaves_like == (pitfall,)
+
+
+def test_two_pitfalls_in_different_scores_are_both_named(payload, pitfall_outputs):
+    patches = [(CHAPTER.pitfalls.parent / name).read_text(encoding="utf-8")
+               for name in ("pitfalls/s03.patch", "pitfalls/s07-dot-only.patch")]
+    source = apply_patch(apply_patch(REFERENCE_SOURCE, patches[0]), patches[1])
+    student = probes.outputs_of(_trusted_module(CHAPTER, "student_s03_s07", source.encode()), payload)
+    verdict = probes.judge(student, probes.outputs_of(REFERENCE, payload), pitfall_outputs)
+    assert verdict.behaves_like == ("s03", "s07")
+
+
+def test_an_implementation_that_raises_is_described(payload, pitfall_outputs):
+    source = REFERENCE_SOURCE.replace('    def attentional(self, query: Tensor, context: Tensor) -> Tensor:\n',
+                                      '    def attentional(self, query: Tensor, context: Tensor) -> Tensor:\n'
+                                      '        raise RuntimeError("not written yet")\n')
+    student = probes.outputs_of(_trusted_module(CHAPTER, "raises", source.encode()), payload)
+    verdict = probes.judge(student, probes.outputs_of(REFERENCE, payload), pitfall_outputs)
+    assert verdict.disagreements == tuple(f"{s}: the implementation raised RuntimeError: not written yet"
+                                          for s in probes.SCORES)
+    assert verdict.behaves_like == ()
+
+
+def test_nan_and_wrong_shapes_are_named(payload):
+    reference = probes.outputs_of(REFERENCE, payload)
+    student = dict(reference)
+    student["case0.context"] = np.full_like(reference["case0.context"], np.nan)
+    student["case1.weights"] = reference["case1.weights"][:, :-1]
+    verdict = probes.judge(student, reference, {})
+    assert verdict.disagreements == ("dot: NaN or inf in: context", "general: wrong shape or missing: weights")
+
+
+def test_answers_are_read_without_pickle():
+    import io
+
+    buffer = io.BytesIO()
+    np.savez(buffer, evil=np.array([object()], dtype=object))
+    with pytest.raises(ValueError):
+        probes.read_answer(buffer.getvalue())
