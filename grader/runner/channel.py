@@ -1,0 +1,127 @@
+"""The trusted end of the zygote's protocol pipe: frames with deadlines, answers checked by schema.
+
+Every read has a deadline, so a hung or dead zygote becomes a RunnerError, never a hang. Answers
+come from inside the sandbox, so each is validated against a JSON schema before any field is used.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import time
+
+import jsonschema
+
+from grader.runner.inside.outcomes import Outcome
+from grader.runner.inside.protocol import LENGTH_BYTES, ProtocolError, decode_header, encode_frame, header_length
+from grader.runner.results import RunnerError
+from grader.sandbox import SandboxedProcess
+
+MAX_ANSWER_BLOB_BYTES = 32 << 20
+
+_TEXT = {"type": "string", "maxLength": 4096}
+_SECONDS = {"type": "number", "minimum": 0}
+_BLOBS = {"type": "array", "items": {"type": "integer", "minimum": 0}}
+READY_SCHEMA = {
+    "type": "object",
+    "required": ["kind", "landlock_abi", "collected", "collection_errors", "pid", "blobs"],
+    "properties": {
+        "kind": {"const": "ready"},
+        "landlock_abi": {"type": "integer", "minimum": 0},
+        "collected": {"type": "array", "items": {"type": "string"}},
+        "collection_errors": {"type": "array", "items": _TEXT},
+        "pid": {"type": "integer"},
+        "blobs": {"type": "array", "maxItems": 0},
+    },
+    "additionalProperties": False,
+}
+_TEST = {
+    "type": "object",
+    "required": ["node", "outcome", "message", "seconds"],
+    "properties": {"node": {"type": "string"}, "outcome": {"enum": ["passed", "failed", "error", "skipped"]},
+                   "message": _TEXT, "seconds": _SECONDS},
+    "additionalProperties": False,
+}
+ANSWER_SCHEMA = {
+    "type": "object",
+    "required": ["kind", "run", "outcome", "node", "message", "output", "seconds", "install_seconds",
+                 "test_seconds", "blobs"],
+    "properties": {
+        "kind": {"enum": ["course", "suite", "call"]},
+        "run": {"type": "integer"},
+        "outcome": {"enum": [outcome.value for outcome in Outcome]},
+        "node": {"type": ["string", "null"]},
+        "message": _TEXT,
+        "output": _TEXT,
+        "seconds": _SECONDS,
+        "install_seconds": {"anyOf": [_SECONDS, {"type": "null"}]},
+        "test_seconds": _SECONDS,
+        "blobs": _BLOBS,
+        "collected": {"type": "array", "items": {"type": "string"}},
+        "complete": {"type": "boolean"},
+        "tests": {"type": "array", "items": _TEST},
+    },
+    "additionalProperties": False,
+    "if": {"properties": {"kind": {"const": "course"}}},
+    "then": {"required": ["collected", "complete", "tests"]},
+}
+
+
+class Channel:
+    """Frames to and from one sandboxed zygote."""
+
+    def __init__(self, process: SandboxedProcess) -> None:
+        self._process = process
+        self._in = process.stdout.fileno()
+        self._out = process.stdin.fileno()
+        os.set_blocking(self._out, False)
+
+    def send(self, header: dict, blobs: list[bytes], *, deadline: float) -> None:
+        view = memoryview(encode_frame(header, blobs))
+        while view:
+            self._wait(self._out, deadline, writing=True)
+            try:
+                view = view[os.write(self._out, view):]
+            except BlockingIOError:
+                continue
+            except BrokenPipeError:
+                raise self.failure("the zygote stopped reading its input") from None
+
+    def receive(self, schema: dict, *, deadline: float) -> tuple[dict, list[bytes]]:
+        """The next frame, validated against ``schema``."""
+        try:
+            length = header_length(self._read(LENGTH_BYTES, deadline))
+            header = decode_header(self._read(length, deadline), max_blob_bytes=MAX_ANSWER_BLOB_BYTES)
+            jsonschema.validate(header, schema)
+        except (ProtocolError, jsonschema.ValidationError) as exc:
+            raise self.failure(f"the zygote sent an invalid frame: {exc}") from None
+        return header, [self._read(size, deadline) for size in header["blobs"]]
+
+    def _read(self, size: int, deadline: float) -> bytes:
+        chunks, left = [], size
+        while left:
+            self._wait(self._in, deadline, writing=False)
+            chunk = os.read(self._in, min(left, 1 << 20))
+            if not chunk:
+                raise self.failure("the zygote closed its output")
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+
+    def _wait(self, fd: int, deadline: float, *, writing: bool) -> None:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0 or not (select.select([], [fd], [], remaining)[1] if writing
+                                  else select.select([fd], [], [], remaining)[0]):
+            raise self.failure("the zygote did not answer in time", kill=True)
+
+    def failure(self, what: str, *, kill: bool = False) -> RunnerError:
+        """A RunnerError that says what happened to the sandbox, with the end of its stderr."""
+        if kill:
+            self._process.kill()
+        try:
+            info = self._process.wait(timeout=5.0)
+        except TimeoutError:
+            return RunnerError(f"{what}; the sandbox is still running")
+        tail = info.stderr[-2000:].strip()
+        return RunnerError(f"{what}; the sandbox {info.termination.value} (returncode {info.returncode})"
+                           + (f":\n{tail}" if tail else ""))

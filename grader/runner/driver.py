@@ -1,0 +1,220 @@
+"""The trusted side of the warm runner: one sandboxed zygote per submission, kept busy.
+
+The driver decides everything the tests must not learn: it names runs by opaque sequence tokens
+(never "s03" or "reference"), shuffles their order with a per-submission seed (so a regrade sees
+the same order), and sends each module's bytes only in the request that runs it. Test order
+within a run is adaptive: the tests that killed most runs so far go first, so a killed mutant
+usually stops after one test.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from pathlib import Path, PurePosixPath
+
+from grader.chapter import Chapter
+from grader.runner.channel import ANSWER_SCHEMA, READY_SCHEMA, Channel
+from grader.runner.results import (REFERENCE, REFERENCE_AGAIN, CallResult, Outcome, RunnerError, SuitePass,
+                                   SuiteRun, TestOutcome)
+from grader.sandbox import Limits, Mount, SandboxBackend, SandboxedProcess
+
+INSIDE = Path(__file__).resolve().parent / "inside"
+RUNNER_TARGET = "/runner"
+COURSE_TARGET = PurePosixPath("/course")
+STUDENT_TESTS_TARGET = "/submission/tests"
+SCRATCH = "/scratch"
+MAX_MODULE_BYTES = 1 << 20
+STARTUP_SECONDS = 120.0  # imports and collection, once per sandbox
+ANSWER_SLACK_SECONDS = 10.0  # beyond a run's own timeout: kill, reap and answer
+THREAD_ENV = {name: "1" for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
+
+
+def timeout_from_reference(seconds: float) -> float:
+    """A run's wall-clock budget from the reference run's: generous, so only a hang times out."""
+    return max(0.5, 10.0 * seconds + 0.2)
+
+
+class WarmRunner:
+    """A context manager around one zygote; see the module docstring."""
+
+    def __init__(self, *, chapter: Chapter, backend: SandboxBackend, student_tests: Path | None,
+                 limits: Limits = Limits(), workers: int = 2, seed: int = 0) -> None:
+        if workers < 1:
+            raise ValueError(f"workers must be at least 1, got {workers}")
+        if student_tests is not None and not student_tests.is_dir():
+            raise ValueError(f"student tests folder {student_tests} does not exist")
+        self.chapter, self.backend, self.student_tests = chapter, backend, student_tests
+        self.limits, self.workers, self.seed = limits, workers, seed
+        self.collected: tuple[str, ...] = ()
+        self.collection_errors: tuple[str, ...] = ()
+        self.landlock_abi = 0
+        self._process: SandboxedProcess | None = None
+        self._channel: Channel | None = None
+        self._tokens = 0
+        self._kills: Counter[str] = Counter()
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    def __enter__(self) -> WarmRunner:
+        self.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def _course_target(self, path: Path) -> str:
+        return str(COURSE_TARGET / path.relative_to(self.chapter.manifest.parent.parent))
+
+    def mounts(self) -> list[Mount]:
+        """The read-only view inside: substrate, course tests, fixtures, the runner, the student's tests."""
+        course = [self.chapter.substrate, self.chapter.course_tests, self.chapter.golden.parent]
+        mounts = [Mount(path, self._course_target(path)) for path in course]
+        mounts.append(Mount(INSIDE, RUNNER_TARGET))
+        if self.student_tests is not None:
+            mounts.append(Mount(self.student_tests, STUDENT_TESTS_TARGET))
+        return mounts
+
+    def _config(self) -> dict:
+        substrate = PurePosixPath(self._course_target(self.chapter.substrate))
+        module = self.chapter.student.module
+        leaf = PurePosixPath(*module.split(".")[1:]).with_suffix(".py")
+        return {"kind": "config", "sys_path": [str(substrate.parent)], "module": module,
+                "module_file": str(substrate / leaf), "course_tests": self._course_target(self.chapter.course_tests),
+                "student_tests": STUDENT_TESTS_TARGET if self.student_tests is not None else None,
+                "scratch": SCRATCH, "runner_dir": RUNNER_TARGET, "workers": self.workers}
+
+    def start(self) -> None:
+        """Spawn the zygote and wait until it has imported everything and collected the tests."""
+        self._process = self.backend.spawn([self.backend.python, f"{RUNNER_TARGET}/zygote.py"],
+                                           mounts=self.mounts(), limits=self.limits, env=THREAD_ENV)
+        self._channel = Channel(self._process)
+        deadline = time.monotonic() + min(STARTUP_SECONDS, self.limits.wall_seconds)
+        self._channel.send(self._config(), [], deadline=deadline)
+        ready, _ = self._channel.receive(READY_SCHEMA, deadline=deadline)
+        self.collected = tuple(ready["collected"])
+        self.collection_errors = tuple(ready["collection_errors"])
+        self.landlock_abi = ready["landlock_abi"]
+        if not self.landlock_abi:
+            self.workers = 1  # without Landlock, concurrent children could see each other's files
+
+    def close(self) -> None:
+        """Ask the zygote to stop, then close the sandbox: afterwards nothing of it is running."""
+        if self._process is None:
+            return
+        try:
+            if self._channel is not None:
+                self._channel.send({"kind": "shutdown"}, [], deadline=time.monotonic() + 1.0)
+        except RunnerError:
+            pass  # already dead: close() below still cleans up
+        self._process.close()
+        self._process = self._channel = None
+
+    # -- requests --------------------------------------------------------------------------
+
+    def _live_channel(self) -> Channel:
+        if self._channel is None:
+            raise RunnerError("the runner is not started (use it as a context manager)")
+        return self._channel
+
+    def _send(self, request: dict, blobs: list[bytes]) -> int:
+        if not blobs[0] or len(blobs[0]) > MAX_MODULE_BYTES:
+            raise ValueError(f"module must be 1 to {MAX_MODULE_BYTES} bytes, got {len(blobs[0])}")
+        self._tokens += 1
+        deadline = time.monotonic() + ANSWER_SLACK_SECONDS
+        self._live_channel().send({**request, "run": self._tokens}, blobs, deadline=deadline)
+        return self._tokens
+
+    def _receive(self, deadline: float) -> tuple[dict, list[bytes]]:
+        return self._live_channel().receive(ANSWER_SCHEMA, deadline=deadline)
+
+    def _roundtrip(self, request: dict, blobs: list[bytes]) -> tuple[dict, list[bytes]]:
+        token = self._send(request, blobs)
+        answer, answer_blobs = self._receive(time.monotonic() + request["timeout"] + ANSWER_SLACK_SECONDS)
+        if answer["run"] != token or answer["kind"] != request["kind"]:
+            raise self._live_channel().failure(f"answer for run {answer['run']} while waiting for {token}")
+        return answer, answer_blobs
+
+    def call(self, module: bytes, entry: str, payload: bytes, timeout: float) -> CallResult:
+        """Run ``/runner/<entry>.py``'s ``run(module, payload)`` in a child with ``module`` installed."""
+        if not entry.isidentifier():
+            raise ValueError(f"entry must be a module name under {RUNNER_TARGET}, got {entry!r}")
+        answer, blobs = self._roundtrip({"kind": "call", "entry": entry, "timeout": timeout}, [module, payload])
+        return CallResult(outcome=Outcome(answer["outcome"]), output=blobs[0] if blobs else b"",
+                          message=answer["message"] or answer["output"], seconds=answer["seconds"])
+
+    def course_tests(self, module: bytes, *, timeout: float = 60.0) -> list[TestOutcome]:
+        """Every course test on ``module``; a test that hangs or crashes the child is rerun around."""
+        results: dict[str, TestOutcome] = {}
+        collected: list[str] | None = None
+        while True:
+            answer, _ = self._roundtrip({"kind": "course", "timeout": timeout, "skip": sorted(results)}, [module])
+            collected = collected if collected is not None else answer["collected"]
+            for test in answer["tests"]:
+                results[test["node"]] = TestOutcome(test["node"], Outcome(test["outcome"]), test["message"],
+                                                    test["seconds"])
+            if answer["complete"]:
+                break
+            culprit = answer["node"] or "<collection>"
+            outcome = Outcome.TIMEOUT if answer["outcome"] == Outcome.TIMEOUT.value else Outcome.ERROR
+            results[culprit] = TestOutcome(culprit, outcome, answer["message"], answer["seconds"])
+            if answer["node"] is None:
+                break  # died outside any test: nothing left to isolate
+        order = {node: index for index, node in enumerate(collected)}
+        return sorted(results.values(), key=lambda test: order.get(test.node, -1))
+
+    # -- the student's suite ---------------------------------------------------------------
+
+    def test_order(self) -> list[str]:
+        """Collected tests, those that killed most runs so far first (collection order breaks ties)."""
+        return sorted(self.collected, key=lambda node: -self._kills[node])
+
+    def suite_runs(self, runs: Sequence[tuple[str, bytes]], *, timeout: float,
+                   stop_early: bool = True) -> dict[str, SuiteRun]:
+        """Each (id, module) through the student's suite, in a seeded shuffled order, pipelined."""
+        ids = [run_id for run_id, _ in runs]
+        if len(set(ids)) != len(ids):
+            raise ValueError("run ids must be unique")
+        if self.student_tests is None:
+            raise ValueError("this runner was started without student tests")
+        if self.collection_errors or not self.collected:
+            message = "\n".join(self.collection_errors) or "no tests were collected"
+            return {run_id: SuiteRun(run_id, Outcome.ERROR, None, message[-2048:], "", 0.0, 0.0, None)
+                    for run_id in ids}
+        queue = list(runs)
+        random.Random(f"{self.seed}:{self._tokens}").shuffle(queue)
+        in_flight: dict[int, tuple[str, float]] = {}
+        results: dict[str, SuiteRun] = {}
+        while queue or in_flight:
+            while queue and len(in_flight) < self.workers:
+                run_id, module = queue.pop()
+                request = {"kind": "suite", "timeout": timeout, "order": self.test_order(), "stop_early": stop_early}
+                in_flight[self._send(request, [module])] = (run_id, time.monotonic() + timeout + ANSWER_SLACK_SECONDS)
+            answer, _ = self._receive(min(deadline for _, deadline in in_flight.values()))
+            if answer["run"] not in in_flight or answer["kind"] != "suite":
+                raise self._live_channel().failure(f"unexpected answer for run {answer['run']}")
+            run_id, _ = in_flight.pop(answer["run"])
+            results[run_id] = self._suite_run(run_id, answer)
+        return {run_id: results[run_id] for run_id in ids}
+
+    def _suite_run(self, run_id: str, answer: dict) -> SuiteRun:
+        run = SuiteRun(run_id, Outcome(answer["outcome"]), answer["node"], answer["message"], answer["output"],
+                       answer["seconds"], answer["test_seconds"], answer["install_seconds"])
+        if run.killed and run.node is not None:
+            self._kills[run.node] += 1
+        return run
+
+    def mutation_pass(self, *, reference: bytes, variants: Mapping[str, bytes], mutants: Mapping[str, bytes],
+                      stop_early: bool = True) -> SuitePass:
+        """Reference first (it sets the timeout), then variants and mutants shuffled, then the reference again."""
+        reserved = {REFERENCE, REFERENCE_AGAIN} & (set(variants) | set(mutants))
+        if reserved or set(variants) & set(mutants):
+            raise ValueError(f"variant and mutant ids must be distinct and not {sorted(reserved)}")
+        first = self.suite_runs([(REFERENCE, reference)], timeout=float(self.limits.cpu_seconds))[REFERENCE]
+        timeout = timeout_from_reference(first.seconds)
+        middle = self.suite_runs([*variants.items(), *mutants.items()], timeout=timeout, stop_early=stop_early)
+        again = self.suite_runs([(REFERENCE_AGAIN, reference)], timeout=timeout)[REFERENCE_AGAIN]
+        return SuitePass(timeout=timeout, runs={REFERENCE: first, **middle, REFERENCE_AGAIN: again},
+                         variants=tuple(variants), mutants=tuple(mutants))

@@ -1,0 +1,140 @@
+"""The body of one forked child: fence itself, install its module, do its job, record, exit.
+
+Runs right after fork, in the zygote's image, and never returns: it leaves through os._exit so
+no atexit handler, buffered stream or pytest teardown of the zygote's session runs in a child.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+import tempfile
+import time
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from . import isolation, loader
+from .course import run_course
+from .records import Recorder, clip
+from .suite import ordered, run_items
+
+EXIT_UNCAUGHT = 70  # the job itself blew up (pytest.exit, an internal error): a crash, by the exit table
+MAX_RETURN_BYTES = 16 << 20
+
+
+@dataclass(frozen=True)
+class Setup:
+    """What every child of one zygote shares (fixed at zygote start)."""
+
+    module: str
+    module_file: str
+    course_tests: Path
+    student_tests: Path | None
+    runner_dir: Path
+    landlock_abi: int
+    readable: list[Path]
+    placeholder: loader.PlaceholderModule
+    session: pytest.Session | None
+    namespaces: list[dict]  # where the collected tests hold names from the graded module
+
+
+@dataclass(frozen=True)
+class Job:
+    """One request, as the child needs it. ``source``/``payload`` are views into the zygote's buffer."""
+
+    kind: str
+    source: memoryview
+    payload: memoryview
+    timeout: float
+    workdir: Path
+    order: tuple[str, ...] = ()
+    stop_early: bool = True
+    skip: frozenset[str] = frozenset()
+    entry: str = ""
+
+
+def run_child(setup: Setup, job: Job, *, record_fd: int, output_fd: int) -> None:
+    """Never returns."""
+    code = EXIT_UNCAUGHT
+    try:
+        _enter(setup, job, record_fd=record_fd, output_fd=output_fd)
+        _dispatch(setup, job, Recorder(record_fd))
+        code = 0
+    except BaseException:  # noqa: BLE001 - anything escaping the job makes this run a crash
+        traceback.print_exc()
+    finally:
+        os._exit(code)
+
+
+def _enter(setup: Setup, job: Job, *, record_fd: int, output_fd: int) -> None:
+    os.setpgid(0, 0)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.dup2(output_fd, 1)
+    os.dup2(output_fd, 2)
+    isolation.close_fds_except({record_fd})
+    os.chdir(job.workdir)
+    for name in ("HOME", "TMPDIR"):
+        os.environ[name] = str(job.workdir)
+    tempfile.tempdir = None
+    if setup.landlock_abi:
+        isolation.confine(setup.landlock_abi, readable=setup.readable, writable=job.workdir)
+    isolation.limit_cpu(job.timeout)
+
+
+def _install(setup: Setup, job: Job, recorder: Recorder):
+    """Install this run's module; return it, or None after recording why it failed to import."""
+    begun = time.perf_counter()
+    source = bytes(job.source)
+    try:
+        module = loader.install(source, setup.module, setup.module_file)
+    except BaseException as exc:  # noqa: BLE001 - the module under test may raise anything at import
+        recorder.emit("raised", message=clip(f"the module failed to import: {type(exc).__name__}: {exc}"))
+        return None
+    loader.rebind(setup.placeholder, module, setup.namespaces)
+    recorder.emit("installed", seconds=time.perf_counter() - begun)
+    return module
+
+
+def _dispatch(setup: Setup, job: Job, recorder: Recorder) -> None:
+    module = _install(setup, job, recorder)
+    if job.kind == "course":
+        if module is None:
+            loader.install_placeholder(setup.module, setup.module_file)  # so the tests still collect
+        import_error = None if module is not None else "the module failed to import (see the run's message)"
+        run_course(setup.course_tests, setup.student_tests, skip=set(job.skip), import_error=import_error,
+                   recorder=recorder)
+    elif module is None:
+        pass  # suite and call: the "raised" event is the answer
+    elif job.kind == "suite":
+        if setup.session is None:
+            raise RuntimeError("suite run without a collected session")
+        run_items(ordered(setup.session.items, job.order), stop_early=job.stop_early, recorder=recorder)
+    else:
+        _call(setup, job, module, recorder)
+    recorder.emit("done")
+
+
+def _call(setup: Setup, job: Job, module, recorder: Recorder) -> None:
+    path = setup.runner_dir / f"{job.entry}.py"
+    spec = importlib.util.spec_from_file_location(f"_runner_entry_{job.entry}", path)
+    if not path.is_file() or spec is None or spec.loader is None:
+        recorder.emit("raised", message=f"no entry {job.entry!r} under {setup.runner_dir}")
+        return
+    entry = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(entry)
+    try:
+        answer = entry.run(module, bytes(job.payload))
+    except BaseException as exc:  # noqa: BLE001 - the implementation under test may raise anything
+        recorder.emit("raised", message=clip("".join(traceback.format_exception_only(exc)).strip()))
+        return
+    if not isinstance(answer, bytes):
+        recorder.emit("raised", message=f"{job.entry}.run returned {type(answer).__name__}, not bytes")
+    elif len(answer) > MAX_RETURN_BYTES:
+        recorder.emit("raised", message=f"{job.entry}.run returned {len(answer)} bytes, over {MAX_RETURN_BYTES}")
+    else:
+        recorder.emit("return", answer)

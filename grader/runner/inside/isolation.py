@@ -1,0 +1,144 @@
+"""Kernel-level fences for the zygote and each child: prctl, rlimits, fds and Landlock.
+
+Runs with the sandbox's unprivileged uid, so it can only restrict itself. Everything here is
+plain syscalls through ctypes (standard library only).
+
+Why Landlock: the zygote runs several children at once under the same uid in the same /scratch.
+Without a fence, a test could leave a file for a sibling, read a sibling's working dir, or
+signal a sibling (or the zygote), so one run could learn about, or spoil, another. Each child
+therefore confines itself: it may write only inside its own working dir, may not list or read
+anything else under the scratch root, and (Landlock ABI >= 6) may not signal or reach abstract
+unix sockets outside its own process tree.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import resource
+import struct
+from pathlib import Path
+
+_PR_SET_DUMPABLE = 4
+_PR_SET_CHILD_SUBREAPER = 36
+_PR_SET_NO_NEW_PRIVS = 38
+
+_SYS_LANDLOCK_CREATE_RULESET = 444  # the same number on x86_64 and aarch64 (generic syscall table)
+_SYS_LANDLOCK_ADD_RULE = 445
+_SYS_LANDLOCK_RESTRICT_SELF = 446
+_LANDLOCK_CREATE_RULESET_VERSION = 1
+_LANDLOCK_RULE_PATH_BENEATH = 1
+
+# Filesystem access rights by the ABI version that introduced them.
+_FS_READ = (1 << 0) | (1 << 2) | (1 << 3)  # execute, read file, read dir
+_FS_ALL_BY_ABI = {1: (1 << 13) - 1, 2: (1 << 14) - 1, 3: (1 << 15) - 1, 5: (1 << 16) - 1}
+_FS_WRITE_FILE = 1 << 1
+_NET_ALL = (1 << 0) | (1 << 1)  # bind and connect TCP (ABI >= 4)
+_SCOPE_ALL = (1 << 0) | (1 << 1)  # abstract unix sockets and signals (ABI >= 6)
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def _check(result: int, what: str) -> int:
+    if result < 0:
+        errno = ctypes.get_errno()
+        raise OSError(errno, f"{what}: {os.strerror(errno)}")
+    return result
+
+
+def _prctl(option: int, value: int) -> None:
+    _check(_libc.prctl(option, ctypes.c_ulong(value), 0, 0, 0), f"prctl({option})")
+
+
+def harden_zygote() -> None:
+    """Keep children out of the zygote's memory and fds, and adopt every orphan they leave.
+
+    Not dumpable: a child (same uid) cannot open /proc/<zygote>/mem or /proc/<zygote>/fd.
+    Subreaper: a grandchild that escapes its process group with setsid() is re-parented to the
+    zygote when its parent dies, so the zygote can still find and kill it.
+    """
+    _prctl(_PR_SET_DUMPABLE, 0)
+    _prctl(_PR_SET_CHILD_SUBREAPER, 1)
+
+
+def landlock_abi() -> int:
+    """The kernel's Landlock ABI version, or 0 when Landlock is missing or blocked (seccomp)."""
+    result = _libc.syscall(_SYS_LANDLOCK_CREATE_RULESET, None, ctypes.c_size_t(0),
+                           ctypes.c_uint32(_LANDLOCK_CREATE_RULESET_VERSION))
+    return max(result, 0)
+
+
+def _fs_rights(abi: int) -> int:
+    return _FS_ALL_BY_ABI[max(v for v in _FS_ALL_BY_ABI if v <= abi)]
+
+
+def readable_roots(scratch_root: Path) -> list[Path]:
+    """Every path a child may read: all of the filesystem except the scratch root's contents.
+
+    Landlock rules only grant, so "everything but X" is spelled as the siblings of each
+    directory on the way down from / to X.
+    """
+    roots: list[Path] = []
+    keep = scratch_root.resolve()
+    for parent in reversed(keep.parents):
+        below = keep.parts[len(parent.parts)]
+        roots.extend(parent / name for name in sorted(os.listdir(parent)) if name != below)
+    return roots
+
+
+def confine(abi: int, *, readable: list[Path], writable: Path) -> None:
+    """Restrict this process (and what it forks) to reading ``readable`` and writing ``writable``."""
+    rights = _fs_rights(abi)
+    attr = struct.pack("QQQ", rights, _NET_ALL if abi >= 4 else 0, _SCOPE_ALL if abi >= 6 else 0)
+    size = len(attr) if abi >= 6 else (16 if abi >= 4 else 8)
+    ruleset = _check(_libc.syscall(_SYS_LANDLOCK_CREATE_RULESET, ctypes.c_char_p(attr[:size]),
+                                   ctypes.c_size_t(size), ctypes.c_uint32(0)), "landlock_create_ruleset")
+    try:
+        for path in readable:
+            _allow(ruleset, path, _FS_READ | _FS_WRITE_FILE if path == Path("/dev") else _FS_READ)
+        _allow(ruleset, writable, rights)
+        _prctl(_PR_SET_NO_NEW_PRIVS, 1)
+        _check(_libc.syscall(_SYS_LANDLOCK_RESTRICT_SELF, ctypes.c_int(ruleset), ctypes.c_uint32(0)),
+               "landlock_restrict_self")
+    finally:
+        os.close(ruleset)
+
+
+def _allow(ruleset: int, path: Path, access: int) -> None:
+    try:
+        fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+    except OSError:
+        return  # vanished or unreadable: nothing to grant
+    try:
+        if not os.path.isdir(path):
+            access &= _FS_READ | _FS_WRITE_FILE | (1 << 14)  # only file rights apply to a file
+            access &= ~(1 << 3)
+        beneath = struct.pack("=Qi", access, fd)
+        _check(_libc.syscall(_SYS_LANDLOCK_ADD_RULE, ctypes.c_int(ruleset),
+                             ctypes.c_int(_LANDLOCK_RULE_PATH_BENEATH), ctypes.c_char_p(beneath),
+                             ctypes.c_uint32(0)), f"landlock_add_rule({path})")
+    finally:
+        os.close(fd)
+
+
+def limit_cpu(seconds: float) -> None:
+    """RLIMIT_CPU as the inner timeout layer: SIGXCPU at the soft limit, SIGKILL a second later.
+
+    Never above the sandbox's own hard limit (an unprivileged process cannot raise it).
+    """
+    _, ceiling = resource.getrlimit(resource.RLIMIT_CPU)
+    hard = max(2, int(seconds) + 2)
+    if ceiling != resource.RLIM_INFINITY:
+        hard = min(hard, ceiling)
+    resource.setrlimit(resource.RLIMIT_CPU, (max(1, hard - 1), hard))
+
+
+def close_fds_except(keep: set[int]) -> None:
+    """Close every inherited fd but ``keep``: the zygote's protocol pipe and siblings' pipes."""
+    for name in os.listdir("/proc/self/fd"):
+        fd = int(name)
+        if fd > 2 and fd not in keep:
+            try:
+                os.close(fd)
+            except OSError:
+                pass  # the fd of the listdir itself, already gone

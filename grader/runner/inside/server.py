@@ -1,0 +1,380 @@
+"""The zygote: warm imports once, then fork one child per request, several at a time.
+
+Started by zygote.py inside the sandbox. Its stdin/stdout are the protocol pipe to the trusted
+driver (moved to private fds at once, so nothing printed by an import can corrupt the protocol).
+The first frame is the configuration; the zygote answers "ready", then serves requests until
+"shutdown" or end of input, answering each as its child finishes, possibly out of order.
+
+Secrets hygiene: a request's module source is read straight into one preallocated buffer, the
+child is forked, and the zygote zeroes the buffer. The zygote never decodes or compiles a
+module, so no later child inherits another run's source.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import pkgutil
+import select
+import shutil
+import signal
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import isolation, loader
+from .child import Job, Setup, run_child
+from .outcomes import ChildExit, Outcome, classify_status, decide
+from .protocol import LENGTH_BYTES, FrameBuffer, ProtocolError, decode_header, encode_frame, header_length
+from .records import check_event, clip
+from .suite import collect_and_serve, test_namespaces
+
+BUFFER_BYTES = 32 << 20  # module source plus a call's payload
+MAX_RECORD_BYTES = 20 << 20  # all a child may write to its record pipe
+OUTPUT_KEEP_BYTES = 4096  # what is kept of a child's stdout+stderr, for messages
+CONFIG_FIELDS: dict[str, type | tuple[type, ...]] = {"sys_path": list, "module": str, "module_file": str, "course_tests": str,
+                 "student_tests": (str, type(None)), "scratch": str, "runner_dir": str, "workers": int}
+
+
+@dataclass
+class Run:
+    """One child in flight, as the zygote tracks it."""
+
+    token: int
+    kind: str
+    pid: int
+    workdir: Path
+    deadline: float
+    started: float
+    record_fd: int
+    output_fd: int
+    frames: FrameBuffer = field(default_factory=lambda: FrameBuffer(max_blob_bytes=MAX_RECORD_BYTES))
+    events: list[tuple[dict, list[bytes]]] = field(default_factory=list)
+    record_bytes: int = 0
+    garbage: str | None = None
+    output: bytearray = field(default_factory=bytearray)
+    output_dropped: int = 0
+    wall_killed: bool = False
+
+
+class ProtocolIO:
+    """Blocking frame I/O on the zygote's private protocol fds."""
+
+    def __init__(self, fd_in: int, fd_out: int) -> None:
+        self.fd_in, self.fd_out = fd_in, fd_out
+
+    def _read_into(self, view: memoryview) -> bool:
+        while view:
+            count = os.readv(self.fd_in, [view])
+            if count == 0:
+                return False
+            view = view[count:]
+        return True
+
+    def read_header(self, max_blob_bytes: int) -> dict | None:
+        """The next request's header, or None at end of input."""
+        prefix = bytearray(LENGTH_BYTES)
+        if not self._read_into(memoryview(prefix)):
+            return None
+        body = bytearray(header_length(bytes(prefix)))
+        if not self._read_into(memoryview(body)):
+            raise ProtocolError("input ended inside a frame header")
+        return decode_header(bytes(body), max_blob_bytes=max_blob_bytes)
+
+    def read_blobs_into(self, buffer: bytearray, sizes: list[int]) -> None:
+        if not self._read_into(memoryview(buffer)[: sum(sizes)]):
+            raise ProtocolError("input ended inside a frame payload")
+
+    def send(self, header: dict, blobs: Sequence[bytes] = ()) -> None:
+        view = memoryview(encode_frame(header, blobs))
+        while view:
+            view = view[os.write(self.fd_out, view):]
+
+
+class Zygote:
+    """The serve loop: admit requests while a worker is free, reap children, enforce deadlines."""
+
+    def __init__(self, io: ProtocolIO, config: dict, setup: Setup, scratch: Path) -> None:
+        self.io, self.setup, self.scratch = io, setup, scratch
+        self.workers = config["workers"]
+        self.buffer = bytearray(BUFFER_BYTES)
+        self.running: dict[int, Run] = {}
+        self.input_open = True
+        self.wakeup_r, wakeup_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+        signal.signal(signal.SIGCHLD, lambda *_: None)
+        signal.set_wakeup_fd(wakeup_w)
+
+    def serve(self, collected: list[str], errors: list[str]) -> None:
+        self.io.send({"kind": "ready", "landlock_abi": self.setup.landlock_abi, "collected": collected,
+                      "collection_errors": errors, "pid": os.getpid()})
+        while self.input_open or self.running:
+            self._wait_for_events()
+            self._reap()
+            self._enforce_deadlines()
+
+    def _wait_for_events(self) -> None:
+        readers = [self.wakeup_r]
+        for run in self.running.values():
+            readers += [fd for fd in (run.record_fd, run.output_fd) if fd >= 0]
+        if self.input_open and len(self.running) < self.workers:
+            readers.append(self.io.fd_in)
+        deadlines = [run.deadline for run in self.running.values() if not run.wall_killed]
+        timeout = max(0.0, min(deadlines) - time.monotonic()) if deadlines else None
+        ready, _, _ = select.select(readers, [], [], timeout)
+        for fd in ready:
+            if fd == self.wakeup_r:
+                os.read(self.wakeup_r, 4096)
+            elif fd == self.io.fd_in:
+                self._admit()
+            else:
+                self._drain(self._run_by_fd(fd), fd)
+
+    def _admit(self) -> None:
+        header = self.io.read_header(BUFFER_BYTES)
+        if header is None or header.get("kind") == "shutdown":
+            self.input_open = False
+            for run in self.running.values():
+                _kill_group(run.pid)
+            return
+        self.io.read_blobs_into(self.buffer, header["blobs"])
+        try:
+            self._start(header)
+        finally:
+            self.buffer[: sum(header["blobs"])] = bytes(sum(header["blobs"]))
+
+    def _start(self, request: dict) -> None:
+        job = _job_from_request(request, memoryview(self.buffer), self.scratch)
+        os.mkdir(job.workdir, 0o700)
+        record_r, record_w = os.pipe2(os.O_CLOEXEC)
+        output_r, output_w = os.pipe2(os.O_CLOEXEC)
+        started = time.monotonic()
+        pid = os.fork()
+        if pid == 0:
+            os.set_blocking(record_w, True)
+            run_child(self.setup, job, record_fd=record_w, output_fd=output_w)
+        try:
+            os.setpgid(pid, pid)
+        except OSError:
+            pass  # the child already did it (or already exited): either way it leads its group
+        os.close(record_w)
+        os.close(output_w)
+        os.set_blocking(record_r, False)
+        os.set_blocking(output_r, False)
+        self.running[pid] = Run(token=request["run"], kind=job.kind, pid=pid, workdir=job.workdir,
+                                deadline=started + job.timeout, started=started,
+                                record_fd=record_r, output_fd=output_r)
+
+    def _run_by_fd(self, fd: int) -> Run:
+        return next(run for run in self.running.values() if fd in (run.record_fd, run.output_fd))
+
+    def _drain(self, run: Run, fd: int) -> bool:
+        """Read what ``fd`` has now; False when nothing was there (or it reached end of file)."""
+        try:
+            chunk = os.read(fd, 1 << 16)
+        except BlockingIOError:
+            return False
+        if not chunk:
+            _close_pipe(run, fd)
+            return False
+        if fd == run.record_fd:
+            self._take_records(run, chunk)
+        else:
+            keep = max(0, OUTPUT_KEEP_BYTES - len(run.output))
+            run.output += chunk[:keep]
+            run.output_dropped += len(chunk) - min(keep, len(chunk))
+        return True
+
+    def _take_records(self, run: Run, chunk: bytes) -> None:
+        if run.garbage is not None:
+            return
+        run.record_bytes += len(chunk)
+        try:
+            if run.record_bytes > MAX_RECORD_BYTES:
+                raise ValueError(f"the child wrote over {MAX_RECORD_BYTES} bytes of records")
+            for header, blobs in run.frames.feed(chunk):
+                run.events.append((check_event(header, blobs), blobs))
+        except (ProtocolError, ValueError) as exc:
+            run.garbage = f"invalid record from the child: {exc}"
+
+    def _enforce_deadlines(self) -> None:
+        now = time.monotonic()
+        for run in self.running.values():
+            if not run.wall_killed and now >= run.deadline:
+                run.wall_killed = True
+                _kill_group(run.pid)
+
+    def _reap(self) -> None:
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            run = self.running.pop(pid, None)
+            if run is not None:
+                self._finish(run, status)
+            self._kill_orphans()
+
+    def _finish(self, run: Run, status: int) -> None:
+        _kill_group(run.pid)
+        for fd in (run.record_fd, run.output_fd):
+            while fd >= 0 and self._drain(run, fd):
+                pass
+            _close_pipe(run, fd)  # whatever a surviving grandchild writes later is not this run's
+        child_exit, description = classify_status(status, wall_killed=run.wall_killed)
+        header, blobs = respond(run, child_exit, description, time.monotonic() - run.started)
+        self.io.send(header, blobs)
+        shutil.rmtree(run.workdir, ignore_errors=True)
+        self._sweep_scratch()
+
+    def _kill_orphans(self) -> None:
+        """Kill processes re-parented to the zygote (subreaper) that are not a tracked run."""
+        me = os.getpid()
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit() or int(entry) in self.running:
+                continue
+            try:
+                with open(f"/proc/{entry}/stat", "rb") as stat:
+                    ppid = int(stat.read().rsplit(b")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            if ppid == me:
+                _kill_group(int(entry))
+
+    def _sweep_scratch(self) -> None:
+        live = {run.workdir.name for run in self.running.values()}
+        for entry in os.listdir(self.scratch):
+            if entry not in live:
+                path = self.scratch / entry
+                if path.is_dir() and not path.is_symlink():
+                    shutil.rmtree(path, ignore_errors=True)
+                else:
+                    path.unlink(missing_ok=True)
+
+
+def _close_pipe(run: Run, fd: int) -> None:
+    if fd >= 0 and fd in (run.record_fd, run.output_fd):
+        os.close(fd)
+        if fd == run.record_fd:
+            run.record_fd = -1
+        else:
+            run.output_fd = -1
+
+
+def _kill_group(pid: int) -> None:
+    for kill in (os.killpg, os.kill):
+        try:
+            kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def _job_from_request(request: dict, buffer: memoryview, scratch: Path) -> Job:
+    """Check a request's fields (the driver is trusted, but a bug must fail loudly here)."""
+    kind = request.get("kind")
+    sizes = request["blobs"]
+    expected = {"course": 1, "suite": 1, "call": 2}
+    if kind not in expected or len(sizes) != expected[kind]:
+        raise ProtocolError(f"bad request kind {kind!r} with {len(sizes)} payloads")
+    if type(request.get("run")) is not int or not isinstance(request.get("timeout"), (int, float)):
+        raise ProtocolError("request lacks an integer run token or a timeout")
+    entry = request.get("entry", "")
+    if kind == "call" and not (isinstance(entry, str) and entry.isidentifier()):
+        raise ProtocolError(f"bad call entry {entry!r}")
+    payload = buffer[sizes[0] : sum(sizes)]
+    return Job(kind=kind, source=buffer[: sizes[0]], payload=payload, timeout=float(request["timeout"]),
+               workdir=scratch / os.urandom(8).hex(), order=tuple(request.get("order", ())),
+               stop_early=bool(request.get("stop_early", True)), skip=frozenset(request.get("skip", ())),
+               entry=entry)
+
+
+def respond(run: Run, child_exit: ChildExit, description: str, seconds: float) -> tuple[dict, list[bytes]]:
+    """The answer to the driver for a finished run: outcome from the exit table and the records."""
+    events = [header for header, _ in run.events]
+    names = [event["e"] for event in events]
+    done = "done" in names and run.garbage is None
+    ends = [event for event in events if event["e"] == "end"]
+    starts = [event["node"] for event in events if event["e"] == "start"]
+    running = starts[-1] if starts and (not ends or ends[-1]["node"] != starts[-1]) else None
+    raised = next((event["message"] for event in events if event["e"] == "raised"), None)
+    failing = next((e for e in ends if e["outcome"] in (Outcome.FAILED.value, Outcome.ERROR.value)), None)
+    if run.kind == "course" or raised is None:
+        recorded = Outcome(failing["outcome"]) if failing else Outcome.PASSED
+    else:
+        recorded = Outcome.ERROR
+    outcome = decide(child_exit, recorded if done else None)
+    output = run.output.decode(errors="replace") + (f"\n[... {run.output_dropped} bytes dropped]"
+                                                     if run.output_dropped else "")
+    if outcome in (Outcome.TIMEOUT, Outcome.CRASHED):
+        message = f"the run {description}" + (f" ({run.garbage})" if run.garbage else "")
+        node = running
+    else:
+        message = raised if raised and not failing else (failing["message"] if failing else "")
+        node = failing["node"] if failing else None
+    installed = next((event["seconds"] for event in events if event["e"] == "installed"), None)
+    header = {"kind": run.kind, "run": run.token, "outcome": outcome.value, "node": node,
+              "message": clip(message), "output": clip(output), "seconds": seconds,
+              "install_seconds": installed, "test_seconds": sum(e["seconds"] for e in ends)}
+    if run.kind == "course":
+        collected: list[str] = next((event["nodes"] for event in events if event["e"] == "collected"), [])
+        header |= {"collected": collected, "complete": done,
+                   "tests": [{k: e[k] for k in ("node", "outcome", "message", "seconds")} for e in ends]}
+    blobs = [blob for (event, blob_list) in run.events if event["e"] == "return" for blob in blob_list]
+    return header, blobs if outcome is Outcome.PASSED else []
+
+
+def _check_config(config: dict) -> dict:
+    for key, kind in CONFIG_FIELDS.items():
+        if not isinstance(config.get(key), kind):
+            raise ProtocolError(f"config field {key!r} missing or of the wrong type")
+    if config["workers"] < 1:
+        raise ProtocolError("config: workers must be at least 1")
+    return config
+
+
+def _warm_imports(config: dict) -> None:
+    """numpy, pytest and every substrate module but the graded one, once, before any fork."""
+    sys.path[:0] = config["sys_path"]
+    importlib.import_module("numpy")
+    importlib.import_module("pytest")
+    package_name = config["module"].split(".")[0]
+    package = importlib.import_module(package_name)
+    for info in pkgutil.walk_packages(package.__path__, prefix=f"{package_name}."):
+        if info.name != config["module"]:
+            importlib.import_module(info.name)
+
+
+def main() -> None:
+    isolation.harden_zygote()
+    io = ProtocolIO(os.dup(0), os.dup(1))
+    os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
+    os.dup2(2, 1)  # anything printed from here on goes to the sandbox's stderr, never the protocol
+    header = io.read_header(0)
+    if header is None or header.get("kind") != "config":
+        raise ProtocolError("the first frame must be the configuration")
+    config = _check_config(header)
+    _warm_imports(config)
+    placeholder = loader.install_placeholder(config["module"], config["module_file"])
+    scratch = Path(config["scratch"])
+    abi = isolation.landlock_abi()
+    student_tests = Path(config["student_tests"]) if config["student_tests"] else None
+
+    def serve(session, errors: list[str]) -> None:
+        setup = Setup(module=config["module"], module_file=config["module_file"],
+                      course_tests=Path(config["course_tests"]), student_tests=student_tests,
+                      runner_dir=Path(config["runner_dir"]), landlock_abi=abi,
+                      readable=isolation.readable_roots(scratch) if abi else [],
+                      placeholder=placeholder, session=session,
+                      namespaces=test_namespaces(session, student_tests) if session and student_tests else [])
+        collected = [item.nodeid for item in session.items] if session is not None else []
+        Zygote(io, config, setup, scratch).serve(collected, errors)
+        sys.stderr.flush()
+        os._exit(0)
+
+    if student_tests is None:
+        serve(None, [])
+    else:
+        collect_and_serve(student_tests, serve)

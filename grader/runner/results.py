@@ -1,0 +1,81 @@
+"""The runner's result types: frozen, plain data, one Outcome enum for all of them."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from grader.runner.inside.outcomes import Outcome
+
+__all__ = ["CallResult", "Outcome", "RunnerError", "SuitePass", "SuiteRun", "TestOutcome",
+           "REFERENCE", "REFERENCE_AGAIN"]
+
+REFERENCE = "reference"  # the first run of the validity pass; its time sets the per-run timeout
+REFERENCE_AGAIN = "reference#2"  # the reference once more after every other run (order dependence)
+
+
+class RunnerError(Exception):
+    """The zygote or its sandbox failed (died, hung, spoke garbage): no result can be trusted."""
+
+
+@dataclass(frozen=True)
+class TestOutcome:
+    """One course test on one implementation."""
+
+    node: str  # pytest node id, relative to the course tests folder
+    outcome: Outcome  # passed, failed, error, skipped or timeout
+    message: str  # at most 2 KB; written by untrusted code, show it as text only
+    seconds: float
+
+
+@dataclass(frozen=True)
+class SuiteRun:
+    """The student's suite on one implementation."""
+
+    id: str  # the caller's name for the module (never sent into the sandbox)
+    outcome: Outcome  # passed, failed, error, timeout or crashed
+    node: str | None  # the first failing test, or the one running when the run was killed
+    message: str  # at most 2 KB, untrusted text
+    output: str  # the tests' captured stdout+stderr, at most 2 KB, untrusted text
+    seconds: float  # wall time of the child, fork to reap
+    test_seconds: float  # in-process time of the tests themselves
+    install_seconds: float | None  # compiling the module and swapping it into the tests
+
+    @property
+    def killed(self) -> bool:
+        """A mutant is killed when any test fails or errors, or the run times out or crashes."""
+        return self.outcome is not Outcome.PASSED
+
+
+@dataclass(frozen=True)
+class CallResult:
+    """What ``run(module, payload)`` of an entry under /runner returned, or why it did not."""
+
+    outcome: Outcome  # passed (returned bytes), error (raised), timeout or crashed
+    output: bytes  # the returned bytes; empty unless passed
+    message: str
+    seconds: float
+
+
+@dataclass(frozen=True)
+class SuitePass:
+    """The validity and mutation pass: reference, variants and mutants, then the reference again."""
+
+    timeout: float  # the per-run timeout derived from the first reference run
+    runs: Mapping[str, SuiteRun]  # every run by id, REFERENCE and REFERENCE_AGAIN included
+    variants: tuple[str, ...]
+    mutants: tuple[str, ...]
+
+    @property
+    def flaky(self) -> bool:
+        """Passed on the reference once and not the second time: flaky or run-order dependent."""
+        return self.runs[REFERENCE].outcome is Outcome.PASSED and self.runs[REFERENCE_AGAIN].killed
+
+    @property
+    def valid(self) -> bool:
+        """The suite passes on the reference (both times) and on every correct variant."""
+        return not any(self.runs[run_id].killed for run_id in (REFERENCE, *self.variants, REFERENCE_AGAIN))
+
+    @property
+    def killed(self) -> frozenset[str]:
+        return frozenset(run_id for run_id in self.mutants if self.runs[run_id].killed)

@@ -1,0 +1,117 @@
+"""The driver against real zygotes: course tests, calls, the mutation pass, failures."""
+
+from __future__ import annotations
+
+import pytest
+
+from grader.runner.results import REFERENCE, REFERENCE_AGAIN, Outcome, RunnerError
+
+
+
+def test_course_tests_pass_on_the_reference_and_name_the_pitfall(runner_for, reference, pitfalls) -> None:
+    runner = runner_for(None)
+    on_reference = runner.course_tests(reference)
+    assert len(on_reference) == 11 and {test.outcome for test in on_reference} == {Outcome.PASSED}
+    on_s07 = {test.node.split("::")[-1]: test for test in runner.course_tests(pitfalls["s07"])}
+    assert on_s07["test_dot_is_not_scaled"].outcome is Outcome.FAILED
+    assert on_s07["test_dot_is_not_scaled"].message
+
+
+def test_course_tests_on_a_module_that_does_not_import_all_error(runner_for) -> None:
+    results = runner_for(None).course_tests(b"raise RuntimeError('broken on purpose')\n")
+    assert len(results) == 11 and {test.outcome for test in results} == {Outcome.ERROR}
+
+
+@pytest.mark.slow
+def test_a_hanging_course_test_times_out_and_the_rest_still_run(runner_for, reference) -> None:
+    hangs_on_scaling = reference.replace(b"import numpy as np", b"import numpy as np\nimport time", 1)
+    hangs_on_scaling += b"\n_scores = LuongAttention.scores\n" \
+                        b"def _slow(self, *a, **k):\n    while self.score == 'dot': pass\n    return _scores(self, *a, **k)\n" \
+                        b"LuongAttention.scores = _slow\n"
+    results = runner_for(None).course_tests(hangs_on_scaling, timeout=2.0)
+    outcomes = {test.node.split("::")[-1]: test.outcome for test in results}
+    assert len(results) == 11
+    assert outcomes["test_dot_is_not_scaled"] is Outcome.TIMEOUT
+    assert outcomes["test_general_is_not_symmetric"] is Outcome.PASSED
+
+
+def test_call_returns_the_entry_answer_or_its_error(runner_for, reference) -> None:
+    runner = runner_for(None)
+    bad_payload = runner.call(reference, "probe", b"not an npz", timeout=10.0)
+    assert bad_payload.outcome is Outcome.ERROR and bad_payload.output == b""
+    missing = runner.call(reference, "no_such_entry", b"", timeout=10.0)
+    assert missing.outcome is Outcome.ERROR and "no_such_entry" in missing.message
+    with pytest.raises(ValueError):
+        runner.call(reference, "../etc/passwd", b"", timeout=1.0)
+
+
+def test_the_oracle_suite_kills_every_pitfall_and_stays_valid(chapter, runner_for, reference, pitfalls) -> None:
+    variants = {path.stem: path.read_bytes() for path in chapter.variants}
+    runner = runner_for(chapter.oracle_suite, seed=7)
+    result = runner.mutation_pass(reference=reference, variants=variants, mutants=pitfalls)
+    assert result.valid and not result.flaky, result.runs
+    assert result.killed == set(pitfalls)
+    assert result.runs[REFERENCE_AGAIN].outcome is Outcome.PASSED
+    assert result.timeout >= 0.5
+    assert all(result.runs[m].node is not None for m in pitfalls)
+
+
+def test_a_suite_that_only_passes_on_the_reference_text_is_invalid(chapter, suite_folder, runner_for,
+                                                                   reference) -> None:
+    folder = suite_folder({"test_pin.py": """
+        from tinyllm.seq2seq import luong
+        def test_pins_an_implementation_detail():
+            assert luong.LuongAttention.__init__.__code__.co_firstlineno == %d
+    """ % _line_of_init(reference)})
+    variants = {path.stem: path.read_bytes() for path in chapter.variants}
+    result = runner_for(folder).mutation_pass(reference=reference, variants=variants, mutants={})
+    assert result.runs[REFERENCE].outcome is Outcome.PASSED
+    assert not result.valid
+
+
+def _line_of_init(source: bytes) -> int:
+    lines = source.decode().splitlines()
+    return next(i for i, line in enumerate(lines, start=1) if "def __init__" in line)
+
+
+def test_killers_move_to_the_front(suite_folder, runner_for, reference) -> None:
+    folder = suite_folder({"test_order.py": """
+        from tinyllm.seq2seq.luong import LuongAttention
+        def test_a_never_fails():
+            pass
+        def test_b_needs_the_marker():
+            assert not hasattr(LuongAttention, "MUTATED")
+    """})
+    runner = runner_for(folder, workers=1)
+    mutant = reference + b"\nLuongAttention.MUTATED = True\n"
+    assert runner.test_order()[0] == "test_order.py::test_a_never_fails"
+    runs = runner.suite_runs([("m1", mutant)], timeout=10.0)
+    assert runs["m1"].node == "test_order.py::test_b_needs_the_marker"
+    assert runner.test_order()[0] == "test_order.py::test_b_needs_the_marker"
+
+
+def test_collection_errors_make_every_run_an_error(suite_folder, runner_for, reference) -> None:
+    folder = suite_folder({"test_broken.py": "import not_a_module_anywhere\n"})
+    runner = runner_for(folder)
+    assert runner.collection_errors
+    runs = runner.suite_runs([("ref", reference)], timeout=5.0)
+    assert runs["ref"].outcome is Outcome.ERROR and "not_a_module_anywhere" in runs["ref"].message
+
+
+def test_a_dead_zygote_raises_instead_of_hanging(runner_for, reference) -> None:
+    runner = runner_for(None)
+    runner._process.kill()
+    with pytest.raises(RunnerError, match="zygote"):
+        runner.course_tests(reference, timeout=5.0)
+
+
+def test_bad_arguments_are_refused(runner_for, reference, chapter, backend) -> None:
+    from grader.runner.driver import WarmRunner
+
+    with pytest.raises(ValueError):
+        WarmRunner(chapter=chapter, backend=backend, student_tests=None, workers=0)
+    runner = runner_for(None)
+    with pytest.raises(ValueError, match="student tests"):
+        runner.suite_runs([("a", reference)], timeout=1.0)
+    with pytest.raises(ValueError, match="module"):
+        runner.course_tests(b"")

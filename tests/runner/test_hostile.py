@@ -1,0 +1,155 @@
+"""Hostile student tests against a real zygote: each ends bounded, with the right outcome."""
+
+from __future__ import annotations
+
+import os
+import signal
+
+import pytest
+
+from grader.runner.results import Outcome
+
+HEADER = """
+    from tinyllm.seq2seq import luong
+    from tinyllm.seq2seq.luong import LuongAttention
+"""
+
+
+def _only_run(runner, module: bytes, timeout: float = 10.0):
+    return runner.suite_runs([("only", module)], timeout=timeout)["only"]
+
+
+def test_os_exit_zero_is_a_crash_not_a_pass(suite_folder, runner_for, reference) -> None:
+    folder = suite_folder({"test_exit.py": HEADER + """
+    import os
+    def test_leaves():
+        os._exit(0)
+    """})
+    run = _only_run(runner_for(folder), reference)
+    assert run.outcome is Outcome.CRASHED and run.node == "test_exit.py::test_leaves"
+
+
+def test_a_hanging_test_times_out_and_names_the_test(suite_folder, runner_for, reference) -> None:
+    folder = suite_folder({"test_hang.py": HEADER + """
+    def test_fine():
+        assert LuongAttention(2, "dot") is not None
+    def test_hangs():
+        while True:
+            pass
+    """})
+    run = _only_run(runner_for(folder), reference, timeout=1.0)
+    assert run.outcome is Outcome.TIMEOUT and run.node == "test_hang.py::test_hangs"
+
+
+def test_self_kill_and_segfault_are_crashes(suite_folder, runner_for, reference) -> None:
+    folder = suite_folder({"test_die.py": HEADER + """
+    import ctypes, os, signal
+    def test_segfault():
+        ctypes.string_at(0)
+    """})
+    run = _only_run(runner_for(folder), reference)
+    assert run.outcome is Outcome.CRASHED and "SIGSEGV" in run.message
+
+
+def test_a_forked_daemon_is_killed_with_its_run(suite_folder, runner_for, reference, processes_with_cmdline) -> None:
+    marker = f"{os.getpid()}.{id(reference) % 997}"
+    folder = suite_folder({"test_fork.py": HEADER + f"""
+    import os
+    def test_spawns_a_daemon():
+        if os.fork() == 0:
+            os.setsid()
+            if os.fork() == 0:
+                os.execv("/usr/bin/sleep", ["sleep", "{marker}"])
+            os._exit(0)
+    """})
+    runner = runner_for(folder)
+    runs = runner.suite_runs([("a", reference), ("b", reference)], timeout=10.0)
+    assert all(run.outcome is Outcome.PASSED for run in runs.values())
+    assert processes_with_cmdline(f"sleep\0{marker}") == []
+
+
+def test_no_file_survives_into_a_later_run(suite_folder, runner_for, reference) -> None:
+    folder = suite_folder({"test_memory.py": HEADER + """
+    import os, pathlib
+    PLACES = [pathlib.Path.home(), pathlib.Path.cwd(), pathlib.Path(os.environ["TMPDIR"]),
+              pathlib.Path("/scratch"), pathlib.Path("/tmp"), pathlib.Path("/dev/shm")]
+    def test_remembers_the_first_implementation_it_saw():
+        seen = []
+        for place in PLACES:
+            try:
+                seen += [p.name for p in place.iterdir() if p.name.startswith("seen-")]
+            except OSError:
+                pass
+            try:
+                (place / f"seen-{os.getpid()}").write_text(repr(LuongAttention(2, "dot").state_dict()))
+            except OSError:
+                pass
+        assert not seen, f"found {seen}"
+    """})
+    runs = runner_for(folder).suite_runs([(f"r{i}", reference) for i in range(6)], timeout=10.0)
+    assert {run.outcome for run in runs.values()} == {Outcome.PASSED}
+
+
+def test_siblings_cannot_list_scratch_or_signal_the_zygote(suite_folder, runner_for, reference) -> None:
+    folder = suite_folder({"test_reach.py": HEADER + """
+    import os, signal, pytest
+    def test_cannot_list_scratch():
+        with pytest.raises(PermissionError):
+            os.listdir("/scratch")
+    def test_cannot_signal_the_zygote():
+        with pytest.raises(PermissionError):
+            os.kill(os.getppid(), signal.SIGKILL)
+    def test_can_write_its_own_home():
+        (os.path.expanduser("~") + "/x") and open(os.path.expanduser("~/x"), "w").write("ok")
+    """})
+    runner = runner_for(folder)
+    if not runner.landlock_abi:
+        pytest.skip("Landlock is not available in this sandbox")
+    runs = runner.suite_runs([("a", reference), ("b", reference)], timeout=10.0)
+    assert {run.outcome for run in runs.values()} == {Outcome.PASSED}, runs
+
+
+def test_the_module_source_cannot_be_read(suite_folder, runner_for, reference) -> None:
+    folder = suite_folder({"test_peek.py": HEADER + """
+    import inspect, linecache, os, sys, pytest
+    def test_no_source_anywhere():
+        with pytest.raises((OSError, TypeError)):
+            inspect.getsource(luong)
+        with pytest.raises((OSError, TypeError)):
+            inspect.getsource(LuongAttention)
+        assert linecache.getlines(luong.__file__) == []
+        assert not os.path.exists(luong.__file__)
+        assert not hasattr(luong, "__cached__")
+        assert sys.modules["tinyllm.seq2seq.luong"] is luong
+    def test_same_identity_every_run():
+        assert luong.__name__ == "tinyllm.seq2seq.luong"
+        assert luong.__file__ == "/course/reference/tinyllm/seq2seq/luong.py"
+        assert luong.__spec__.origin == luong.__file__ and luong.__spec__.loader is None
+    """})
+    runs = runner_for(folder).suite_runs([("ref", reference), ("mutant", reference + b"\nX = 1\n")], timeout=10.0)
+    assert {run.outcome for run in runs.values()} == {Outcome.PASSED}, runs
+
+
+def test_an_output_flood_is_capped(suite_folder, runner_for, reference) -> None:
+    folder = suite_folder({"test_flood.py": HEADER + """
+    import sys
+    def test_floods():
+        for _ in range(2000):
+            sys.stdout.write("x" * 10000 + "\\n")
+        assert False, "after the flood"
+    """})
+    run = _only_run(runner_for(folder), reference)
+    assert run.outcome is Outcome.FAILED and "after the flood" in run.message
+    assert len(run.output) <= 2048 and "dropped" in run.output
+
+
+def test_a_module_that_kills_its_process_is_a_crash(suite_folder, runner_for, reference) -> None:
+    folder = suite_folder({"test_plain.py": HEADER + """
+    def test_builds():
+        assert LuongAttention(2, "dot").query_from == "current"
+    """})
+    runner = runner_for(folder)
+    bomb = b"import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n"
+    runs = runner.suite_runs([("ref", reference), ("bomb", bomb)], timeout=10.0)
+    assert runs["ref"].outcome is Outcome.PASSED
+    assert runs["bomb"].outcome is Outcome.CRASHED and str(signal.SIGKILL.name) in runs["bomb"].message
