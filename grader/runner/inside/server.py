@@ -12,6 +12,7 @@ module, so no later child inherits another run's source.
 
 from __future__ import annotations
 
+import gc
 import importlib
 import os
 import pkgutil
@@ -36,6 +37,10 @@ MAX_RECORD_BYTES = 20 << 20  # all a child may write to its record pipe
 OUTPUT_KEEP_BYTES = 4096  # what is kept of a child's stdout+stderr, for messages
 CONFIG_FIELDS: dict[str, type | tuple[type, ...]] = {"sys_path": list, "module": str, "module_file": str, "course_tests": str,
                  "student_tests": (str, type(None)), "scratch": str, "runner_dir": str, "workers": int}
+
+# Imported once here so that no child pays for them: numpy loads these submodules lazily on first
+# use, which costs a child more (10-20 ms) than a typical killing test.
+WARM_MODULES = ("numpy", "numpy.random", "numpy.testing", "numpy.linalg", "pytest")
 
 
 @dataclass
@@ -338,8 +343,8 @@ def _check_config(config: dict) -> dict:
 def _warm_imports(config: dict) -> None:
     """numpy, pytest and every substrate module but the graded one, once, before any fork."""
     sys.path[:0] = config["sys_path"]
-    importlib.import_module("numpy")
-    importlib.import_module("pytest")
+    for name in WARM_MODULES:
+        importlib.import_module(name)
     package_name = config["module"].split(".")[0]
     package = importlib.import_module(package_name)
     for info in pkgutil.walk_packages(package.__path__, prefix=f"{package_name}."):
@@ -370,6 +375,10 @@ def main() -> None:
                       placeholder=placeholder, session=session,
                       namespaces=test_namespaces(session, student_tests) if session and student_tests else [])
         collected = [item.nodeid for item in session.items] if session is not None else []
+        # Children must not copy the warm heap: a collection in a child writes to every object's
+        # GC header, and copy-on-write then duplicates the whole heap page by page (tens of ms).
+        gc.collect()
+        gc.freeze()
         Zygote(io, config, setup, scratch).serve(collected, errors)
         sys.stderr.flush()
         os._exit(0)

@@ -43,7 +43,10 @@ class CollectThenServe:
 def collect_and_serve(tests: Path, serve: Callable[[pytest.Session | None, list[str]], None]) -> None:
     """Collect the tests under ``tests`` and serve with the session; serve anyway if pytest fails."""
     plugin = CollectThenServe(serve)
-    code = pytest.main([str(tests), "-q", "-s", "-p", "no:cacheprovider", "--rootdir", str(tests)], plugins=[plugin])
+    # --tb=line: a failure's one-line message is all the grade needs, and pytest's long
+    # tracebacks cost a killed run several times the test itself.
+    args = [str(tests), "-q", "-s", "--tb=line", "-p", "no:cacheprovider", "--rootdir", str(tests)]
+    code = pytest.main(args, plugins=[plugin])
     if not plugin.served:
         serve(None, [*plugin.errors, f"pytest stopped before collecting the tests (exit code {int(code)})"])
 
