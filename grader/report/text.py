@@ -60,7 +60,9 @@ def _tests_cell(mutant, report: Report) -> Text:
     if mutant is None:
         return Text("not run (tests invalid)", style="dim")
     if mutant.outcome.is_killed:
-        return Text(f"caught by {mutant.killed_by}" if mutant.killed_by else f"caught ({mutant.outcome.value})")
+        if mutant.killed_by:
+            return Text(f"caught by {mutant.killed_by.rpartition('::')[2]}")  # the test, without its file
+        return Text(f"caught ({mutant.outcome.value})")
     return Text("MISSED", style="bold red")
 
 

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
 
 from grader.chapter import Chapter
-from grader.runner.channel import ANSWER_SCHEMA, READY_SCHEMA, Channel
+from grader.runner.channel import ANSWER, READY, Channel
 from grader.runner.results import (REFERENCE, REFERENCE_AGAIN, CallResult, Outcome, RunnerError, SuitePass,
                                    SuiteRun, TestOutcome)
 from grader.sandbox import Limits, Mount, SandboxBackend, SandboxedProcess
@@ -29,6 +29,9 @@ SCRATCH = "/scratch"
 MAX_MODULE_BYTES = 1 << 20
 STARTUP_SECONDS = 120.0  # imports and collection, once per sandbox
 ANSWER_SLACK_SECONDS = 10.0  # beyond a run's own timeout: kill, reap and answer
+# Requests queued per worker: the zygote reads the next one the moment a child ends, instead of
+# idling while this side handles an answer and sends the next request.
+PIPELINE_DEPTH = 2
 THREAD_ENV = {name: "1" for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
 
 
@@ -93,7 +96,7 @@ class WarmRunner:
         self._channel = Channel(self._process)
         deadline = time.monotonic() + min(STARTUP_SECONDS, self.limits.wall_seconds)
         self._channel.send(self._config(), [], deadline=deadline)
-        ready, _ = self._channel.receive(READY_SCHEMA, deadline=deadline)
+        ready, _ = self._channel.receive(READY, deadline=deadline)
         self.collected = tuple(ready["collected"])
         self.collection_errors = tuple(ready["collection_errors"])
         self.landlock_abi = ready["landlock_abi"]
@@ -128,7 +131,7 @@ class WarmRunner:
         return self._tokens
 
     def _receive(self, deadline: float) -> tuple[dict, list[bytes]]:
-        return self._live_channel().receive(ANSWER_SCHEMA, deadline=deadline)
+        return self._live_channel().receive(ANSWER, deadline=deadline)
 
     def _roundtrip(self, request: dict, blobs: list[bytes]) -> tuple[dict, list[bytes]]:
         token = self._send(request, blobs)
@@ -188,10 +191,12 @@ class WarmRunner:
         in_flight: dict[int, tuple[str, float]] = {}
         results: dict[str, SuiteRun] = {}
         while queue or in_flight:
-            while queue and len(in_flight) < self.workers:
+            while queue and len(in_flight) < PIPELINE_DEPTH * self.workers:
                 run_id, module = queue.pop()
                 request = {"kind": "suite", "timeout": timeout, "order": self.test_order(), "stop_early": stop_early}
-                in_flight[self._send(request, [module])] = (run_id, time.monotonic() + timeout + ANSWER_SLACK_SECONDS)
+                # a queued request may wait for the run ahead of it, hence the depth in its deadline
+                deadline = time.monotonic() + PIPELINE_DEPTH * timeout + ANSWER_SLACK_SECONDS
+                in_flight[self._send(request, [module])] = (run_id, deadline)
             answer, _ = self._receive(min(deadline for _, deadline in in_flight.values()))
             if answer["run"] not in in_flight or answer["kind"] != "suite":
                 raise self._live_channel().failure(f"unexpected answer for run {answer['run']}")
