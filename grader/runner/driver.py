@@ -29,6 +29,10 @@ SCRATCH = "/scratch"
 MAX_MODULE_BYTES = 1 << 20
 STARTUP_SECONDS = 120.0  # imports and collection, once per sandbox
 ANSWER_SLACK_SECONDS = 10.0  # beyond a run's own timeout: kill, reap and answer
+# The first reference run has no earlier run to derive its timeout from. A suite slower than this on
+# the reference is too slow to grade by mutation at all, and a hostile one (a fork storm, a hang)
+# must not hold the sandbox for minutes.
+FIRST_RUN_SECONDS = 20.0
 # Requests queued per worker: the zygote reads the next one the moment a child ends, instead of
 # idling while this side handles an answer and sends the next request.
 PIPELINE_DEPTH = 2
@@ -217,7 +221,9 @@ class WarmRunner:
         reserved = {REFERENCE, REFERENCE_AGAIN} & (set(variants) | set(mutants))
         if reserved or set(variants) & set(mutants):
             raise ValueError(f"variant and mutant ids must be distinct and not {sorted(reserved)}")
-        first = self.suite_runs([(REFERENCE, reference)], timeout=float(self.limits.cpu_seconds))[REFERENCE]
+        first = self.suite_runs([(REFERENCE, reference)], timeout=FIRST_RUN_SECONDS)[REFERENCE]
+        if first.killed:  # invalid already: no kill could count, and no timeout can be derived
+            return SuitePass(timeout=FIRST_RUN_SECONDS, runs={REFERENCE: first}, variants=(), mutants=())
         timeout = timeout_from_reference(first.seconds)
         middle = self.suite_runs([*variants.items(), *mutants.items()], timeout=timeout, stop_early=stop_early)
         again = self.suite_runs([(REFERENCE_AGAIN, reference)], timeout=timeout)[REFERENCE_AGAIN]

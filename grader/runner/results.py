@@ -69,12 +69,18 @@ class SuitePass:
     @property
     def flaky(self) -> bool:
         """Passed on the reference once and not the second time: flaky or run-order dependent."""
-        return self.runs[REFERENCE].outcome is Outcome.PASSED and self.runs[REFERENCE_AGAIN].killed
+        again = self.runs.get(REFERENCE_AGAIN)
+        return self.runs[REFERENCE].outcome is Outcome.PASSED and again is not None and again.killed
 
     @property
     def valid(self) -> bool:
         """The suite passes on the reference (both times) and on every correct variant."""
-        return not any(self.runs[run_id].killed for run_id in (REFERENCE, *self.variants, REFERENCE_AGAIN))
+        return not any(run.killed for run in self.validity_runs().values())
+
+    def validity_runs(self) -> dict[str, SuiteRun]:
+        """The runs on correct implementations; after a failed first reference run, only that one."""
+        return {run_id: self.runs[run_id] for run_id in (REFERENCE, *self.variants, REFERENCE_AGAIN)
+                if run_id in self.runs}
 
     @property
     def killed(self) -> frozenset[str]:
