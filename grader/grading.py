@@ -33,6 +33,8 @@ from grader.runner.driver import WarmRunner
 from grader.runner.results import REFERENCE, REFERENCE_AGAIN, Outcome, RunnerError, SuitePass
 from grader.sandbox import SandboxUnavailable, get_backend
 
+# The failures a grade reports as verdict "error" with a message; anything else is a bug.
+GRADING_ERRORS = (ManifestError, IntakeError, CatalogueError, SandboxUnavailable, RunnerError)
 PROBE_TIMEOUT = 30.0
 MAX_MESSAGE_CHARS = 500
 REDACTED = "[redacted]"
@@ -67,7 +69,7 @@ def grade(request: GradeRequest) -> Report:
         backend = get_backend(request.backend)
         backend.check()
         return _grade(chapter, catalogue, submission, backend, started)
-    except (ManifestError, IntakeError, CatalogueError, SandboxUnavailable, RunnerError) as exc:
+    except GRADING_ERRORS as exc:
         return _error_report(request, exc, started)
 
 
@@ -121,20 +123,25 @@ def _materialise_tests(submission: Submission, scratch: Path) -> Path | None:
 def _grade_implementation(runner: WarmRunner, chapter: Chapter, catalogue: Catalogue,
                           submission: Submission, seed: int, timing: dict[str, float]) -> Implementation:
     phase = time.monotonic()
-    course = runner.course_tests(submission.impl)
+    tests = run_course_tests(runner, submission.impl)
     timing["course_tests"] = _since(phase)
     phase = time.monotonic()
     verdict = _probe(runner, chapter, catalogue, submission, seed)
     timing["probes"] = _since(phase)
-    tests = tuple(
-        CourseTest(name=t.node.rpartition("::")[2], outcome=t.outcome.value, message=_clip(t.message)) for t in course
-    )
     return Implementation(
         verdict=scoring.implementation_verdict([t.outcome for t in tests], verdict.agree),
         tests=tests,
         probes_agree=verdict.agree,
         probe_disagreements=verdict.disagreements,
         behaves_like=verdict.behaves_like,
+    )
+
+
+def run_course_tests(runner: WarmRunner, impl: bytes) -> tuple[CourseTest, ...]:
+    """The course tests on ``impl``, as the report shows them (`grader tests` runs only this)."""
+    return tuple(
+        CourseTest(name=t.node.rpartition("::")[2], outcome=t.outcome.value, message=_clip(t.message))
+        for t in runner.course_tests(impl)
     )
 
 
@@ -180,23 +187,23 @@ def _grade_tests(runner: WarmRunner, chapter: Chapter, catalogue: Catalogue, tim
     )
     timing["mutation"] = _since(phase)
     return scoring.grade_tests(
-        validity=_validity(suite, variants),
-        mutants=tuple(_mutant_result(suite, m.id, m.pitfall) for m in catalogue.mutants),
+        validity=_validity(suite),
+        mutants=tuple(_mutant_result(suite, m.id, m.pitfall) for m in catalogue.mutants if m.id in suite.runs),
         threshold=chapter.threshold,
         required_pitfalls=chapter.required_pitfalls,
     )
 
 
-def _validity(suite: SuitePass, variants: dict[str, bytes]) -> tuple[ValidityRun, ...]:
-    names = {REFERENCE: "reference", **{v: v for v in variants}, REFERENCE_AGAIN: "reference (run again last)"}
+def _validity(suite: SuitePass) -> tuple[ValidityRun, ...]:
+    labels = {REFERENCE: "reference", REFERENCE_AGAIN: "reference (run again last)"}
     return tuple(
         ValidityRun(
-            implementation=label,
-            outcome=suite.runs[run_id].outcome.value,
-            failed_test=suite.runs[run_id].node if suite.runs[run_id].killed else None,
-            message=_clip(suite.runs[run_id].message) if suite.runs[run_id].killed else "",
+            implementation=labels.get(run_id, run_id),
+            outcome=run.outcome.value,
+            failed_test=run.node if run.killed else None,
+            message=_clip(run.message) if run.killed else "",
         )
-        for run_id, label in names.items()
+        for run_id, run in suite.validity_runs().items()
     )
 
 
