@@ -36,6 +36,7 @@ class Chapter:
 
     id: str
     title: str
+    rung: str  # the course's rung for the chapter's graded tests
     threshold: float
     required_pitfalls: tuple[str, ...]
     student: StudentLayout
@@ -83,6 +84,7 @@ def load_chapter(chapter_id: str = DEFAULT_CHAPTER, *, root: Path = REPO_ROOT) -
     return Chapter(
         id=_field(data, "id", where),
         title=_field(data, "title", where),
+        rung=_field(data, "rung", where),
         threshold=float(_field(data, "threshold", where)),
         required_pitfalls=tuple(_field(data, "required_pitfalls", where)),
         student=StudentLayout(

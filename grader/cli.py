@@ -12,10 +12,16 @@ from pathlib import Path
 
 import typer
 
+from rich.console import Console
+from rich.syntax import Syntax
+
+from grader import workflow
 from grader.chapter import DEFAULT_CHAPTER
+from grader.export import ExportError, export_gradescope
 from grader.grading import GradeRequest, grade
 from grader.report import RENDERERS
 from grader.report.model import Verdict
+from grader.report.stryker import MutationReportError
 
 EXIT_CODES = {Verdict.PASS: 0, Verdict.FAIL: 1, Verdict.ERROR: 2}
 
@@ -30,6 +36,10 @@ app = typer.Typer(
 class Format(str, enum.Enum):
     text = "text"
     json = "json"
+    gradescope = "gradescope"
+    junit = "junit"
+    stryker = "stryker"
+    html = "html"
 
 
 class Backend(str, enum.Enum):
@@ -37,15 +47,19 @@ class Backend(str, enum.Enum):
     docker = "docker"
 
 
+export_app = typer.Typer(help="Package the grader for another platform.", no_args_is_help=True)
+app.add_typer(export_app, name="export")
+
 CHAPTER = typer.Option(DEFAULT_CHAPTER, "--chapter", help="chapter id (a manifest in chapters/)")
 FORMAT = typer.Option(Format.text, "--format", help="report format")
 OUT = typer.Option(None, "--out", help="write the report to this file instead of standard output")
 BACKEND = typer.Option(Backend.bwrap, "--backend", help="sandbox backend", envvar="GRADER_SANDBOX")
+REPO = typer.Argument(Path("."), help="the course repository (default: the current folder)")
 
 
 @app.command()
 def check(
-    repo: Path = typer.Argument(Path("."), help="the course repository (default: the current folder)"),
+    repo: Path = REPO,
     chapter: str = CHAPTER,
     format: Format = FORMAT,
     out: Path | None = OUT,
@@ -69,8 +83,63 @@ def grade_command(
     _finish(grade(GradeRequest(chapter=chapter, impl=impl, tests=tests, backend=backend.value)), format, out)
 
 
+@app.command()
+def start(
+    repo: Path = REPO,
+    chapter: str = CHAPTER,
+    force: bool = typer.Option(False, "--force", help="overwrite an existing luong.py"),
+) -> None:
+    """Write a stub luong.py from the chapter's contract and the empty folder for your tests."""
+    try:
+        started = workflow.start(chapter_id=chapter, repo=repo, force=force)
+    except workflow.WorkflowError as exc:
+        typer.echo(f"grader start: {exc}", err=True)
+        refused = isinstance(exc, workflow.AlreadyStarted)
+        raise typer.Exit(EXIT_CODES[Verdict.FAIL if refused else Verdict.ERROR]) from None
+    typer.echo(f"wrote {started.impl}")
+    typer.echo(f"your tests go in {started.tests}/")
+    typer.echo(f"rung: {started.rung}")
+
+
+@app.command()
+def tests(repo: Path = REPO, chapter: str = CHAPTER, backend: Backend = BACKEND) -> None:
+    """Run only the course tests on your luong.py (in the sandbox)."""
+    run = workflow.course_tests(chapter_id=chapter, repo=repo, backend=backend.value)
+    sys.stdout.write(workflow.render_course_run(run))
+    raise typer.Exit(EXIT_CODES[run.verdict])
+
+
+@app.command()
+def diff(repo: Path = REPO, chapter: str = CHAPTER, backend: Backend = BACKEND) -> None:
+    """Your luong.py against the reference, once your implementation passes."""
+    result = workflow.diff(chapter_id=chapter, repo=repo, backend=backend.value)
+    if result.verdict is Verdict.PASS and sys.stdout.isatty():
+        Console().print(Syntax(result.text, "diff", background_color="default"))
+    else:
+        sys.stdout.write(result.text)
+    raise typer.Exit(EXIT_CODES[result.verdict])
+
+
+@export_app.command("gradescope")
+def export_gradescope_command(
+    out: Path = typer.Option(Path("gradescope-autograder.zip"), "--out", help="the autograder zip to write"),
+    chapter: str = CHAPTER,
+) -> None:
+    """Build a Gradescope autograder zip (setup.sh, run_autograder and this grader)."""
+    try:
+        written = export_gradescope(out=out, chapter_id=chapter)
+    except ExportError as exc:
+        typer.echo(f"grader export gradescope: {exc}", err=True)
+        raise typer.Exit(EXIT_CODES[Verdict.ERROR]) from None
+    typer.echo(f"wrote {written}")
+
+
 def _finish(report, format: Format, out: Path | None) -> None:
-    text = RENDERERS[format.value](report)
+    try:
+        text = RENDERERS[format.value](report)
+    except MutationReportError as exc:
+        typer.echo(f"cannot write the {format.value} report: {exc}", err=True)
+        raise typer.Exit(EXIT_CODES[Verdict.ERROR]) from None
     if out is None:
         sys.stdout.write(text)
     else:

@@ -16,7 +16,7 @@ for arg in "$@"; do
 done
 
 packages=(bubblewrap python3 python3-venv)
-[[ $dev == 1 ]] && packages+=(redis-server docker.io debootstrap patch)
+[[ $dev == 1 ]] && packages+=(redis-server docker.io debootstrap patch chromium)
 missing=()
 for package in "${packages[@]}"; do
     dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")

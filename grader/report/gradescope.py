@@ -1,0 +1,114 @@
+"""Gradescope's ``results.json``: one entry per course test, per pitfall mutant, and the mutation score.
+
+Gradescope shows each entry as a box with its points, so the entries mirror the two halves of the
+grade: the implementation (course tests, 1 point each) and the student's tests (each pitfall
+mutant caught, 1 point each; the mutation score, scaled to ``MUTATION_POINTS``). The top-level
+score is their sum, given explicitly so Gradescope never has to add it up itself. The
+schema written from Gradescope's specification is ``assets/gradescope-results.schema.json``.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from pathlib import Path
+
+import jsonschema
+
+from grader.report.model import CourseTest, MutantResult, Pitfall, Report, Tests, TestsVerdict
+from grader.report.text import render_text
+
+SCHEMA_PATH = Path(__file__).with_name("assets") / "gradescope-results.schema.json"
+COURSE_TEST_POINTS = 1.0
+PITFALL_POINTS = 1.0
+MUTATION_POINTS = 10.0
+VISIBLE = "visible"  # the student sees every entry at once: the grade is meant as feedback
+PASSED, FAILED = "passed", "failed"
+
+
+@cache
+def schema() -> dict:
+    return json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+
+
+def validate(data: dict) -> None:
+    """Raise jsonschema.ValidationError if ``data`` is not a results.json Gradescope accepts."""
+    jsonschema.validate(data, schema(), cls=jsonschema.Draft202012Validator)
+
+
+def render_gradescope(report: Report) -> str:
+    data = results(report)
+    validate(data)  # never hand Gradescope a file it would reject
+    return json.dumps(data, indent=2) + "\n"
+
+
+def results(report: Report) -> dict:
+    """The results.json content for ``report`` (an error report scores 0 and says why)."""
+    tests = _entries(report) if report.error is None else []
+    return {
+        "score": round(sum(t["score"] for t in tests), 4),
+        "execution_time": round(report.timing.get("total", 0.0), 3),
+        "output": render_text(report),
+        "output_format": "text",
+        "visibility": VISIBLE,
+        "stdout_visibility": "hidden",  # the grader's own log is for the course staff
+        "extra_data": {"chapter": report.chapter, "verdict": report.verdict.value,
+                       "pool_version": report.pool_version, "submission": report.submission},
+        "tests": tests,
+    }
+
+
+def _entries(report: Report) -> list[dict]:
+    course = [_course_entry(test) for test in report.implementation.tests]
+    mutants = {m.id: m for m in report.tests.mutants} if report.tests else {}
+    pitfalls = [_pitfall_entry(p, mutants.get(p.id), report.tests) for p in report.pitfalls]
+    return course + pitfalls + [_mutation_entry(report.tests)]
+
+
+def _entry(name: str, points: float, max_points: float, output: str, tags: list[str]) -> dict:
+    return {"name": name, "score": round(points, 4), "max_score": max_points,
+            "status": PASSED if points >= max_points else FAILED, "output": output, "tags": tags,
+            "visibility": VISIBLE}
+
+
+def _course_entry(test: CourseTest) -> dict:
+    passed = test.outcome == PASSED
+    output = "passed" if passed else f"{test.outcome}: {test.message}".rstrip(": ")
+    return _entry(f"course test {test.name}", COURSE_TEST_POINTS if passed else 0.0, COURSE_TEST_POINTS,
+                  output, ["implementation"])
+
+
+def _pitfall_entry(pitfall: Pitfall, mutant: MutantResult | None, tests: Tests | None) -> dict:
+    name = f"your tests catch {pitfall.id}: {pitfall.pitfall}"
+    reason = _ungraded_reason(tests)
+    if reason is not None or mutant is None:
+        return _entry(name, 0.0, PITFALL_POINTS, reason or "this pitfall's mutant was not run", ["tests"])
+    if mutant.outcome.is_killed:
+        caught = f"caught by {mutant.killed_by}" if mutant.killed_by else f"caught ({mutant.outcome.value})"
+        return _entry(name, PITFALL_POINTS, PITFALL_POINTS, caught, ["tests"])
+    missed = (f"missed: every test passed on a luong.py with this pitfall ({pitfall.symptom}); "
+              f"the course test that catches it is {pitfall.caught_by}")
+    return _entry(name, 0.0, PITFALL_POINTS, missed, ["tests"])
+
+
+def _mutation_entry(tests: Tests | None) -> dict:
+    name = "mutation score of your tests"
+    reason = _ungraded_reason(tests)
+    if reason is not None:
+        return _entry(name, 0.0, MUTATION_POINTS, reason, ["tests"])
+    output = (f"{tests.killed}/{tests.total} mutants killed, score {tests.score:.2f} "
+              f"(bar {tests.threshold:.2f} with every pitfall caught): {tests.verdict.value}")
+    entry = _entry(name, MUTATION_POINTS * tests.score, MUTATION_POINTS, output, ["tests"])
+    entry["status"] = PASSED if tests.verdict is TestsVerdict.PASS else FAILED
+    return entry
+
+
+def _ungraded_reason(tests: Tests | None) -> str | None:
+    """Why the student's tests earn nothing here, or None when their kills count."""
+    if tests is None:
+        return "no tests submitted"
+    if tests.verdict is TestsVerdict.INVALID:
+        return f"your tests are invalid, so their kills count for nothing: {tests.invalid_reason}"
+    if tests.verdict is TestsVerdict.ERROR:
+        return "your tests could not be run"
+    return None
