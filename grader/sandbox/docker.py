@@ -20,7 +20,7 @@ import struct
 import tarfile
 import threading
 from collections.abc import Mapping, Sequence
-from pathlib import Path, PurePosixPath
+from pathlib import PurePosixPath
 from typing import Any
 
 import docker

@@ -3,19 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 
 from grader.chapter import REPO_ROOT
 from grader.report.json_report import validate
-
-
-def grader(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "grader", *args], capture_output=True, text=True, cwd=REPO_ROOT,
-                          env={**os.environ, **(env or {})}, timeout=300)
+from tests.cli import run_grader as grader
 
 
 def test_help_lists_the_commands():

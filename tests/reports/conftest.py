@@ -15,28 +15,14 @@ from pathlib import Path
 
 import pytest
 
-from grader.chapter import REPO_ROOT, Chapter, load_chapter
+from grader.chapter import REPO_ROOT, Chapter
 from grader.grading import GradeRequest, grade
 from grader.patches import apply_patch
 from grader.report.model import Report, Verdict
-from grader.sandbox import SandboxUnavailable, get_backend
 
 ARTIFACTS = REPO_ROOT / "test-artifacts"
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                   "--disable-component-update", "--no-first-run"]
-
-
-@pytest.fixture(scope="session")
-def chapter() -> Chapter:
-    return load_chapter("L4.3")
-
-
-@pytest.fixture(scope="session")
-def sandbox_ready() -> None:
-    try:
-        get_backend("bwrap").check()
-    except SandboxUnavailable as exc:
-        pytest.skip(f"bwrap sandbox unavailable: {exc}")
 
 
 @pytest.fixture(scope="session")

@@ -12,15 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from grader.chapter import Chapter, load_chapter
+from grader.chapter import Chapter
 from grader.patches import apply_patch
 from grader.runner.driver import WarmRunner
 from grader.sandbox import Limits, SandboxBackend, SandboxUnavailable, get_backend
-
-
-@pytest.fixture(scope="session")
-def chapter() -> Chapter:
-    return load_chapter("L4.3")
 
 
 @pytest.fixture(scope="session")

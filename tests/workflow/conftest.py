@@ -2,38 +2,15 @@
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
-import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
-from grader.chapter import REPO_ROOT, Chapter, load_chapter
-from grader.sandbox import SandboxUnavailable, get_backend
 
 IMPL = "python/tinyllm/seq2seq/luong.py"
-
-
-def grader(*args: str, cwd: Path = REPO_ROOT) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "grader", *args], capture_output=True, text=True, cwd=cwd,
-                          env={**os.environ, "COLUMNS": "160"}, timeout=600)
-
-
-@pytest.fixture(scope="session")
-def chapter() -> Chapter:
-    return load_chapter("L4.3")
-
-
-@pytest.fixture(scope="session")
-def sandbox_ready() -> None:
-    try:
-        get_backend("bwrap").check()
-    except SandboxUnavailable as exc:
-        pytest.skip(f"bwrap sandbox unavailable: {exc}")
 
 
 @pytest.fixture

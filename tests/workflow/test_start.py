@@ -9,7 +9,8 @@ import sys
 import pytest
 
 from grader.workflow import stub_source
-from tests.workflow.conftest import IMPL, grader
+from tests.cli import run_grader as grader
+from tests.workflow.conftest import IMPL
 
 
 def contract_of(chapter) -> str:

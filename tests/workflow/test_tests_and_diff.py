@@ -6,7 +6,7 @@ import pytest
 
 from grader.patches import apply_patch
 from grader.workflow import stub_source
-from tests.workflow.conftest import grader
+from tests.cli import run_grader as grader
 
 pytestmark = pytest.mark.slow
 

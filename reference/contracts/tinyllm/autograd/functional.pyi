@@ -1,7 +1,6 @@
 # Contract of tinyllm.autograd.functional (course module L0.2), imported as F.
 # Masks and conditions are bool numpy arrays, never Tensors.
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 

@@ -3,7 +3,6 @@
 # Dtype rule: a Tensor holds float32 or float64. Python numbers, lists and int/bool arrays become
 # float32 when wrapped and take the other operand's dtype in an op (scalars never upcast); two
 # float operands of different dtypes raise TypeError. Leaf gradients accumulate across backward().
-from collections.abc import Callable
 from typing import Any, ClassVar
 
 import numpy as np
