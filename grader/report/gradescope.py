@@ -10,15 +10,18 @@ schema written from Gradescope's specification is ``assets/gradescope-results.sc
 from __future__ import annotations
 
 import json
-from functools import cache
-from pathlib import Path
 
-import jsonschema
-
-from grader.report.model import CourseTest, MutantResult, Pitfall, Report, Tests, TestsVerdict
+from grader.report.model import (
+    CourseTest,
+    MutantResult,
+    Pitfall,
+    Report,
+    Tests,
+    TestsVerdict,
+)
+from grader.report.schemas import validator
 from grader.report.text import render_text
 
-SCHEMA_PATH = Path(__file__).with_name("assets") / "gradescope-results.schema.json"
 COURSE_TEST_POINTS = 1.0
 PITFALL_POINTS = 1.0
 MUTATION_POINTS = 10.0
@@ -26,14 +29,9 @@ VISIBLE = "visible"  # the student sees every entry at once: the grade is meant 
 PASSED, FAILED = "passed", "failed"
 
 
-@cache
-def schema() -> dict:
-    return json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
-
-
 def validate(data: dict) -> None:
     """Raise jsonschema.ValidationError if ``data`` is not a results.json Gradescope accepts."""
-    jsonschema.validate(data, schema(), cls=jsonschema.Draft202012Validator)
+    validator("assets/gradescope-results.schema.json").validate(data)
 
 
 def render_gradescope(report: Report) -> str:

@@ -3,24 +3,14 @@
 from __future__ import annotations
 
 import json
-from functools import cache
-from pathlib import Path
-
-import jsonschema
 
 from grader.report.model import Report
-
-SCHEMA_PATH = Path(__file__).with_name("report.schema.json")
-
-
-@cache
-def schema() -> dict:
-    return json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+from grader.report.schemas import validator
 
 
 def validate(data: dict) -> None:
     """Raise jsonschema.ValidationError if ``data`` is not a report of the published schema."""
-    jsonschema.validate(data, schema(), cls=jsonschema.Draft202012Validator)
+    validator("report.schema.json").validate(data)
 
 
 def render_json(report: Report) -> str:

@@ -11,17 +11,20 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from functools import cache
-from pathlib import Path
-
-import jsonschema
 
 from grader.chapter import ManifestError, load_chapter
 from grader.mutants import CatalogueError, load_catalogue
 from grader.pool import PoolError, load_pool
-from grader.report.model import MutantOutcome, MutantResult, Report, Tests, TestsVerdict, Verdict
+from grader.report.model import (
+    MutantOutcome,
+    MutantResult,
+    Report,
+    Tests,
+    TestsVerdict,
+    Verdict,
+)
+from grader.report.schemas import validator
 
-SCHEMA_PATH = Path(__file__).with_name("assets") / "mutation-testing-report-schema.json"
 SCHEMA_VERSION = "2"
 STATUS = {  # our mutant outcome -> Stryker's MutantStatus
     MutantOutcome.KILLED: "Killed",
@@ -56,14 +59,9 @@ class MutantSite:
     description: str
 
 
-@cache
-def schema() -> dict:
-    return json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
-
-
 def validate(data: dict) -> None:
     """Raise jsonschema.ValidationError if ``data`` breaks Stryker's official schema."""
-    jsonschema.validate(data, schema(), cls=jsonschema.Draft7Validator)
+    validator("assets/mutation-testing-report-schema.json").validate(data)
 
 
 def render_stryker(report: Report) -> str:
