@@ -19,7 +19,7 @@ from grader import workflow
 from grader.chapter import DEFAULT_CHAPTER
 from grader.export import ExportError, export_gradescope
 from grader.grading import GradeRequest, grade
-from grader.report import RENDERERS
+from grader.report.formats import RENDERERS
 from grader.report.model import Verdict
 from grader.report.stryker import MutationReportError
 

@@ -1,17 +1,3 @@
-"""Reports: one result model (model.py), rendered in each format by its own module."""
-
-from grader.report.gradescope import render_gradescope
-from grader.report.html import render_html
-from grader.report.json_report import render_json
-from grader.report.junit import render_junit
-from grader.report.stryker import render_stryker
-from grader.report.text import render_text
-
-RENDERERS = {
-    "text": render_text,
-    "json": render_json,
-    "gradescope": render_gradescope,
-    "junit": render_junit,
-    "stryker": render_stryker,
-    "html": render_html,
-}
+"""Reports: one result model (model.py), rendered in each format by its own module; formats.py
+maps the command line's format names to them. Kept free of imports so that importing the model
+never pulls in the renderers (some of which read the mutant catalogue, which uses the model)."""

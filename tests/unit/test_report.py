@@ -7,7 +7,8 @@ import json
 import jsonschema
 import pytest
 
-from grader.report import render_json, render_text
+from grader.report.json_report import render_json
+from grader.report.text import render_text
 from grader.report.json_report import validate
 from grader.report.model import (
     CourseTest,

@@ -5,7 +5,7 @@ driver (moved to private fds at once, so nothing printed by an import can corrup
 The first frame is the configuration; the zygote answers "ready", then serves requests until
 "shutdown" or end of input, answering each as its child finishes, possibly out of order.
 
-Secrets hygiene: a request's module source is read straight into one preallocated buffer, the
+Secrets hygiene: a request's module source is read straight into a buffer of its own size, the
 child is forked, and the zygote zeroes the buffer. The zygote never decodes or compiles a
 module, so no later child inherits another run's source.
 """
@@ -32,7 +32,7 @@ from .protocol import LENGTH_BYTES, FrameBuffer, ProtocolError, decode_header, e
 from .records import check_event, clip
 from .suite import collect_and_serve, test_namespaces
 
-BUFFER_BYTES = 32 << 20  # module source plus a call's payload
+MAX_REQUEST_BYTES = 32 << 20  # module source plus a call's payload
 MAX_RECORD_BYTES = 20 << 20  # all a child may write to its record pipe
 OUTPUT_KEEP_BYTES = 4096  # what is kept of a child's stdout+stderr, for messages
 CONFIG_FIELDS: dict[str, type | tuple[type, ...]] = {"sys_path": list, "module": str, "module_file": str, "course_tests": str,
@@ -104,7 +104,6 @@ class Zygote:
     def __init__(self, io: ProtocolIO, config: dict, setup: Setup, scratch: Path) -> None:
         self.io, self.setup, self.scratch = io, setup, scratch
         self.workers = config["workers"]
-        self.buffer = bytearray(BUFFER_BYTES)
         self.running: dict[int, Run] = {}
         self.input_open = True
         self.wakeup_r, wakeup_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
@@ -137,20 +136,23 @@ class Zygote:
                 self._drain(self._run_by_fd(fd), fd)
 
     def _admit(self) -> None:
-        header = self.io.read_header(BUFFER_BYTES)
+        header = self.io.read_header(MAX_REQUEST_BYTES)
         if header is None or header.get("kind") == "shutdown":
             self.input_open = False
             for run in self.running.values():
                 _kill_group(run.pid)
             return
-        self.io.read_blobs_into(self.buffer, header["blobs"])
+        # Sized to this request, not preallocated: every fork copies (and every exit unmaps) the
+        # zygote's resident memory, so a large standing buffer would slow every run.
+        buffer = bytearray(sum(header["blobs"]))
+        self.io.read_blobs_into(buffer, header["blobs"])
         try:
-            self._start(header)
+            self._start(header, buffer)
         finally:
-            self.buffer[: sum(header["blobs"])] = bytes(sum(header["blobs"]))
+            buffer[:] = bytes(len(buffer))  # no later child may find this run's module in memory
 
-    def _start(self, request: dict) -> None:
-        job = _job_from_request(request, memoryview(self.buffer), self.scratch)
+    def _start(self, request: dict, buffer: bytearray) -> None:
+        job = _job_from_request(request, memoryview(buffer), self.scratch)
         os.mkdir(job.workdir, 0o700)
         record_r, record_w = os.pipe2(os.O_CLOEXEC)
         output_r, output_w = os.pipe2(os.O_CLOEXEC)

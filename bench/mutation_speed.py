@@ -1,0 +1,276 @@
+"""How fast the warm runner grades by mutation, next to the usual ways of doing it, in one run.
+
+    .venv/bin/python bench/mutation_speed.py [--quick] [--sample 40] [--grades 5] [--workers 2]
+
+Workload, the same for every method: the reference luong.py, the instructor's oracle suite
+(reference/oracle/L4.3, a student-style suite) and the mutants of the catalogue the grader loads
+(the pitfall mutants and the frozen pool, mutants/L4.3). What each number means:
+
+runner        The warm runner (grader/runner, bwrap sandbox, 2 workers): wall time of
+              ``WarmRunner.mutation_pass`` over every mutant, which also runs the reference twice
+              and each correct variant; mutants/s counts mutants only. Sandbox and zygote start-up
+              is shown apart (it is paid once per grade, not per mutant).
+runner/all    The same runner on every mutant mutmut's operators make (grader.pool.generate:
+              mutmut's own mutant set, survivors and equivalents included): the like-for-like
+              workload for the mutmut comparison, since the pool keeps only killable mutants,
+              which stop at their first failing test. Skipped by --quick.
+pytest/mutant The usual course-grader approach: each mutant written as tinyllm/seq2seq/luong.py
+              into a fresh package tree (the rest symlinked to the substrate) and
+              ``python -m pytest -x -q -p no:cacheprovider`` on the suite in a new process,
+              2 at a time. Unfair in its favour: no sandbox at all. Measured on a seeded random
+              sample of the mutants (the sample size is printed), so its rate carries sampling
+              noise; the runner's kill verdicts on the same sample are compared with its own.
+mutmut        ``mutmut run --max-children 2`` (mutmut 3.8.1) in a throwaway project holding the
+              substrate, reference luong.py and the suite; mutants/s = the mutants it tested
+              (from ``mutmut results``) over the wall time of the whole run, which includes its
+              own generation, stats, clean and forced-fail phases (its own "mutations/second",
+              the mutant phase alone, is printed beside it). Fair: same reference, suite and
+              cores. Unfair both ways: mutmut tests its own mutant set (more mutants, survivors
+              included: they run every covering test), runs only the tests that cover the mutated
+              function (our runner runs the suite in kill-count order), and runs unsandboxed.
+limit         The physical limit: the in-process time of the tests up to the first failure,
+              summed over every run of the runner's pass (SuiteRun.test_seconds), divided by the
+              workers. No method that runs these tests in full on these cores can beat it; the
+              gap to it is the runner's own overhead (fork, install, pipe, scheduling).
+full grade    ``python -m grader check examples/L4.3/correct`` (course tests, probes, validity,
+              the whole pool), median wall of N fresh processes, bwrap; if the bundled example is
+              missing, ``grader grade`` of the first correct variant with the oracle suite.
+
+Targets (PASS/MISS is printed, never asserted: the machine is shared and noisy): runner ÷
+pytest/mutant >= 10, runner ÷ mutmut >= 2, runner wall ÷ limit <= 1.5, full grade <= 3 s. The
+script exits non-zero only when a method failed to run (2), never because a target was missed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TypeVar
+
+from speed_baselines import MethodFailed, Timing, full_grade_command, full_grades, mutmut_run, pytest_per_mutant
+
+from grader.chapter import Chapter, load_chapter
+from grader.mutants import CatalogueError, load_catalogue
+from grader.runner.driver import WarmRunner
+from grader.runner.results import RunnerError, SuitePass, SuiteRun
+from grader.sandbox import BACKEND_NAMES, SandboxUnavailable, get_backend
+
+SEED = 20260
+QUICK_SAMPLE, FULL_SAMPLE = 12, 40
+QUICK_GRADES, FULL_GRADES = 2, 5
+TARGET_VS_PYTEST, TARGET_VS_MUTMUT, TARGET_VS_LIMIT, TARGET_GRADE_SECONDS = 10.0, 2.0, 1.5, 3.0
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class RunnerResult:
+    timing: Timing  # the mutation pass: mutants only in the count, every run in the wall time
+    suite_pass: SuitePass
+    startup_seconds: float  # sandbox and zygote, once per grade
+    workers: int
+
+    @property
+    def limit(self) -> Timing:
+        """The physical limit: every run's in-process test time, perfectly spread over the workers."""
+        tests = sum(run.test_seconds for run in self.suite_pass.runs.values())
+        return Timing(self.timing.mutants, self.timing.killed, tests / self.workers)
+
+
+def runner_pass(chapter: Chapter, backend: str, workers: int, reference: bytes,
+                mutants: dict[str, bytes], variants: dict[str, bytes]) -> RunnerResult:
+    """One fresh warm runner, one mutation pass, timed apart from the start-up."""
+    started = time.monotonic()
+    with WarmRunner(chapter=chapter, backend=get_backend(backend), student_tests=chapter.oracle_suite,
+                    workers=workers, seed=SEED) as runner:
+        startup = time.monotonic() - started
+        if runner.workers != workers:
+            raise MethodFailed(f"the runner fell back to {runner.workers} worker(s) (no Landlock on this kernel)")
+        began = time.monotonic()
+        suite_pass = runner.mutation_pass(reference=reference, variants=variants, mutants=mutants)
+        wall = time.monotonic() - began
+    if not suite_pass.valid:
+        raise MethodFailed("the oracle suite does not pass the reference and variants in the runner")
+    return RunnerResult(Timing(len(mutants), len(suite_pass.killed), wall), suite_pass, startup, workers)
+
+
+def generated_mutants(reference: bytes) -> dict[str, bytes]:
+    """Every mutant mutmut's operators make of the reference, as the pool generator enumerates them."""
+    try:
+        from grader.pool import PoolError, generate  # generate needs mutmut and libcst (requirements-dev.txt)
+
+        return {candidate.id: candidate.source.encode() for candidate in generate(reference.decode())}
+    except (ImportError, PoolError) as exc:
+        raise MethodFailed(f"cannot enumerate mutmut's mutants: {exc}") from exc
+
+
+def _median_and_total(values: list[float]) -> str:
+    return f"{statistics.median(values) * 1e3:8.1f} {sum(values):7.2f}"
+
+
+def print_breakdown(ours: RunnerResult) -> None:
+    """Where the runner's time goes, for whoever tunes it: inside the child, and between children.
+
+    "other" = child wall - tests - install: fork, the child's fences (fds, Landlock, rlimit),
+    exit, reap and the zygote's answer. pytest's per-item protocol (fixture setup and teardown)
+    counts as "tests", so the limit below includes it.
+    """
+    runs = list(ours.suite_pass.runs.values())
+    groups: dict[str, list[SuiteRun]] = {"all runs": runs, "killed": [r for r in runs if r.killed],
+                                         "passed": [r for r in runs if not r.killed]}
+    print("\nrunner breakdown (each column: median ms per run, total s):")
+    print(f"  {'runs':<9}{'n':>5}  {'child wall':>16}  {'tests':>16}  {'install':>16}  {'other':>16}")
+    for label, group in groups.items():
+        if not group:
+            continue
+        installs = [r.install_seconds or 0.0 for r in group]
+        other = [r.seconds - r.test_seconds - (r.install_seconds or 0.0) for r in group]
+        print(f"  {label:<9}{len(group):>5}  {_median_and_total([r.seconds for r in group])}  "
+              f"{_median_and_total([r.test_seconds for r in group])}  {_median_and_total(installs)}  "
+              f"{_median_and_total(other)}")
+    busy = sum(r.seconds for r in runs) / ours.workers
+    idle = ours.timing.wall_seconds - busy
+    print(f"  pass wall {ours.timing.wall_seconds:.2f} s = children's wall / workers {busy:.2f} s + "
+          f"{idle:.2f} s with a worker idle (driver and pipe between children, "
+          f"{idle * ours.workers / len(runs) * 1e3:.1f} ms per run)")
+    killers: dict[str, list[float]] = {}
+    for run in runs:
+        if run.killed and run.node is not None:
+            killers.setdefault(run.node, []).append(run.test_seconds)
+    print("  first failing tests (kills, median ms of tests up to and including it):")
+    for node, seconds in sorted(killers.items(), key=lambda item: -len(item[1]))[:6]:
+        print(f"    {len(seconds):4d} {statistics.median(seconds) * 1e3:8.1f}  {node}")
+    slowest = sorted(runs, key=lambda r: -r.seconds)[:3]
+    print("  slowest runs: " + ", ".join(f"{r.id} {r.seconds * 1e3:.0f} ms ({r.outcome.value})" for r in slowest))
+
+
+def verdict(ok: bool) -> str:
+    return "PASS" if ok else "MISS"
+
+
+def print_table(rows: list[tuple[str, Timing | None, str]]) -> None:
+    print(f"\n{'method':<14}{'mutants':>8}{'killed':>8}{'wall s':>9}{'mutants/s':>11}  note")
+    for label, timing, note in rows:
+        if timing is None:
+            print(f"{label:<14}{'-':>8}{'-':>8}{'-':>9}{'-':>11}  {note}")
+            continue
+        print(f"{label:<14}{timing.mutants:>8}{timing.killed:>8}{timing.wall_seconds:>9.2f}{timing.rate:>11.1f}  "
+              f"{'; '.join(part for part in (note, timing.note) if part)}")
+
+
+def measure(label: str, failures: list[str], method: Callable[[], T]) -> T | None:
+    """Run one method; a failure is recorded (it sets the exit code) and the other methods still run."""
+    print(f"measuring {label} ...", file=sys.stderr, flush=True)
+    try:
+        return method()
+    except (MethodFailed, RunnerError, SandboxUnavailable, OSError) as exc:
+        failures.append(f"{label}: {exc}")
+        return None
+
+
+def sample_note(sample: dict[str, bytes], ours: RunnerResult | None, theirs: Timing | None) -> str:
+    """The sample size and, as a check that both ran the same thing, both methods' kills on it."""
+    note = f"sample of {len(sample)}"
+    if ours is None or theirs is None:
+        return note
+    runner_killed = sum(ours.suite_pass.runs[name].killed for name in sample)
+    return f"{note}; it killed {theirs.killed}, the runner {runner_killed} of them"
+
+
+def print_ratio(label: str, value: float, target: str, ok: bool | None) -> None:
+    print(f"  {label:<22}{value:7.2f}  {target:<18}{'' if ok is None else verdict(ok)}")
+
+
+def print_ratios(ours: RunnerResult | None, everything: RunnerResult | None, per_mutant: Timing | None,
+                 mutmut: Timing | None, grade_seconds: list[float] | None) -> None:
+    print("\nratios:")
+    if ours and per_mutant:
+        ratio = ours.timing.rate / per_mutant.rate
+        print_ratio("runner ÷ pytest/mutant", ratio, f"x (target >= {TARGET_VS_PYTEST:g})",
+                    ratio >= TARGET_VS_PYTEST)
+    if ours and mutmut:
+        ratio = ours.timing.rate / mutmut.rate
+        print_ratio("runner ÷ mutmut", ratio, f"x (target >= {TARGET_VS_MUTMUT:g})", ratio >= TARGET_VS_MUTMUT)
+    if everything and mutmut:
+        print_ratio("runner/all ÷ mutmut", everything.timing.rate / mutmut.rate, "x (same mutants)", None)
+    if ours:
+        ratio = ours.timing.wall_seconds / ours.limit.wall_seconds
+        print_ratio("runner wall ÷ limit", ratio, f"(target <= {TARGET_VS_LIMIT:g})", ratio <= TARGET_VS_LIMIT)
+    if grade_seconds:
+        median = statistics.median(grade_seconds)
+        print_ratio("full grade median", median, f"s (target <= {TARGET_GRADE_SECONDS:g} s)",
+                    median <= TARGET_GRADE_SECONDS)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="a small sample, 2 grades, no runner/all row")
+    parser.add_argument("--sample", type=int,
+                        help=f"mutants for pytest/mutant (default {FULL_SAMPLE}, --quick {QUICK_SAMPLE})")
+    parser.add_argument("--grades", type=int,
+                        help=f"full grades to time (default {FULL_GRADES}, --quick {QUICK_GRADES})")
+    parser.add_argument("--workers", type=int, default=2, help="workers for every method (default 2)")
+    parser.add_argument("--backend", default="bwrap", choices=BACKEND_NAMES,
+                        help="sandbox backend of the runner and the grades (default bwrap)")
+    options = parser.parse_args()
+    sample_size = options.sample or (QUICK_SAMPLE if options.quick else FULL_SAMPLE)
+    grades = options.grades or (QUICK_GRADES if options.quick else FULL_GRADES)
+    workers = options.workers
+    if min(sample_size, grades, workers) < 1:
+        parser.error("--sample, --grades and --workers must be at least 1")
+
+    chapter = load_chapter()
+    try:
+        catalogue = load_catalogue(chapter)
+    except CatalogueError as exc:
+        print(f"cannot benchmark: {exc}", file=sys.stderr)
+        return 2
+    reference = catalogue.reference
+    mutants = {mutant.id: mutant.source for mutant in catalogue.mutants}
+    sample = dict(random.Random(SEED).sample(sorted(mutants.items()), min(sample_size, len(mutants))))
+    variants = {f"variant{number}": source for number, source in enumerate(catalogue.variants, start=1)}
+    command = full_grade_command(chapter, options.backend)
+    print(f"chapter {chapter.id}, pool {catalogue.pool_version}: {len(mutants)} mutants "
+          f"({len(catalogue.pitfalls)} pitfalls), {len(variants)} variant(s); {workers} workers; {options.backend}; "
+          f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} before")
+
+    failures: list[str] = []
+    ours = measure("runner", failures, lambda: runner_pass(chapter, options.backend, workers, reference, mutants,
+                                                           variants))
+    everything = None if options.quick else measure("runner/all", failures, lambda: runner_pass(
+        chapter, options.backend, workers, reference, generated_mutants(reference), {}))
+    per_mutant = measure("pytest/mutant", failures, lambda: pytest_per_mutant(
+        chapter, reference=reference, mutants=sample, workers=workers))
+    mutmut = measure("mutmut", failures, lambda: mutmut_run(chapter, reference=reference, max_children=workers))
+    grade_seconds = measure("full grade", failures, lambda: full_grades(command, repeats=grades))
+
+    print_table([
+        ("runner", ours.timing if ours else None,
+         f"+ {ours.startup_seconds:.2f} s sandbox and zygote start-up" if ours else ""),
+        ("runner/all", everything.timing if everything else None,
+         "skipped (--quick)" if options.quick else "mutmut's mutant set"),
+        ("pytest/mutant", per_mutant, sample_note(sample, ours, per_mutant)),
+        ("mutmut", mutmut, ""),
+        ("limit", ours.limit if ours else None, "sum of test_seconds / workers"),
+    ])
+    if grade_seconds:
+        print(f"\nfull grade ({' '.join(command[2:])}): median {statistics.median(grade_seconds):.2f} s of "
+              f"{', '.join(f'{seconds:.2f}' for seconds in grade_seconds)}")
+    load = os.getloadavg()[0]
+    crowded = ": other work competed for the cores, times are inflated" if load > (os.cpu_count() or 1) else ""
+    print(f"(load average {load:.1f} after{crowded})")
+    print_ratios(ours, everything, per_mutant, mutmut, grade_seconds)
+    if ours:
+        print_breakdown(ours)
+    for failure in failures:
+        print(f"\nFAILED {failure}", file=sys.stderr)
+    return 2 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
