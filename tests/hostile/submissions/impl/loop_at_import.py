@@ -1,0 +1,2 @@
+while True:  # the module never finishes importing
+    pass

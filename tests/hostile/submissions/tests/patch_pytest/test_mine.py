@@ -1,0 +1,5 @@
+from tinyllm.seq2seq.luong import LuongAttention
+
+
+def test_builds():
+    assert LuongAttention(2, "dot") is not None

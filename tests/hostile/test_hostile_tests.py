@@ -1,0 +1,55 @@
+"""Hostile student tests, graded beside an implementation through `grader check`.
+
+A hostile suite must never pass the bar: it either fails on a correct implementation (invalid),
+kills too little (fail), or cannot be run (error). And whatever it prints, no trusted source
+comes back in the report.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from hostile_helpers import CORRECT_IMPL, WRONG_IMPL, assert_contained, hostile_tests
+
+QUICK = ["exit_in_test", "exit_at_collection", "fs_hunt", "read_source", "remember_first", "kill_zygote",
+         "memory_hog"]
+SLOW = ["loop_in_test", "fork_storm", "output_flood"]  # they run into the course-test or sandbox wall clock
+DOCKER_TOO = {"exit_in_test", "fs_hunt", "read_source", "fork_storm"}
+
+
+def _cases():
+    for name in QUICK + SLOW:
+        marks = [pytest.mark.slow] if name in SLOW else []
+        yield pytest.param(name, "bwrap", marks=marks, id=f"{name}-bwrap")
+        if name in DOCKER_TOO:
+            yield pytest.param(name, "docker", marks=[*marks, pytest.mark.docker], id=f"{name}-docker")
+
+
+@pytest.mark.parametrize("name,backend_name", list(_cases()))
+def test_hostile_tests_never_pass_the_bar(name, backend_name, sandbox_backend, grade_hostile):
+    graded = grade_hostile(impl=CORRECT_IMPL.read_text(), tests=hostile_tests(name),
+                           backend=sandbox_backend(backend_name))
+    assert_contained(graded)
+    if graded.report["tests"] is not None:
+        assert graded.report["tests"]["verdict"] in ("invalid", "fail", "error")
+
+
+def test_remembering_the_first_implementation_is_invalid(grade_hostile, sandbox_backend):
+    """It passes on whichever implementation comes first, so a correct variant must expose it."""
+    graded = grade_hostile(impl=CORRECT_IMPL.read_text(), tests=hostile_tests("remember_first"),
+                           backend=sandbox_backend("bwrap"))
+    assert_contained(graded)
+    tests = graded.report["tests"]
+    assert tests["verdict"] == "invalid" or tests["killed"] == 0, tests
+
+
+@pytest.mark.parametrize("name", ["patch_numpy", "patch_pytest"])
+def test_tests_that_fake_the_course_tests_do_not_pass_a_wrong_implementation(name, grade_hostile,
+                                                                              sandbox_backend):
+    graded = grade_hostile(impl=WRONG_IMPL.read_text(), tests=hostile_tests(name),
+                           backend=sandbox_backend("bwrap"))
+    assert_contained(graded)
+    implementation = graded.report["implementation"]
+    assert implementation["verdict"] == "fail" and not implementation["probes_agree"]
+    assert "s07" in implementation["behaves_like"]
+    assert graded.report["tests"]["verdict"] != "pass"
