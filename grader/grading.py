@@ -11,6 +11,8 @@ import importlib.util
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -32,12 +34,15 @@ from grader.report.model import (
 from grader.runner.driver import WarmRunner
 from grader.runner.results import REFERENCE, REFERENCE_AGAIN, Outcome, RunnerError, SuitePass
 from grader.sandbox import SandboxUnavailable, get_backend
+from grader.settings import Settings, SettingsError
 
 # The failures a grade reports as verdict "error" with a message; anything else is a bug.
-GRADING_ERRORS = (ManifestError, IntakeError, CatalogueError, SandboxUnavailable, RunnerError)
-PROBE_TIMEOUT = 30.0
+GRADING_ERRORS = (ManifestError, IntakeError, CatalogueError, SandboxUnavailable, RunnerError, SettingsError)
 MAX_MESSAGE_CHARS = 500
-REDACTED = "[redacted]"
+TRUSTED_RUN_HINT = (
+    "messages from runs on the grader's implementations are not shown; run this test against your own "
+    "correct luong.py to see why it fails"
+)
 # How a mutant's run outcome counts in the grade (a failed or erroring test is a kill).
 MUTANT_OUTCOMES = {
     Outcome.PASSED: MutantOutcome.SURVIVED,
@@ -57,20 +62,33 @@ class GradeRequest:
     impl: Path | None = None
     tests: Path | None = None
     backend: str = "bwrap"
+    settings: Settings | None = None  # None: Settings.from_env()
 
 
 def grade(request: GradeRequest) -> Report:
     """Grade one submission; expected failures come back as a report with verdict "error"."""
     started = time.monotonic()
     try:
+        settings = request.settings or Settings.from_env()
         chapter = load_chapter(request.chapter)
         submission = _read(chapter, request)
         catalogue = load_catalogue(chapter)
-        backend = get_backend(request.backend)
-        backend.check()
-        return _grade(chapter, catalogue, submission, backend, started)
+        return _grade(chapter, catalogue, submission, request.backend, settings, started)
     except GRADING_ERRORS as exc:
         return _error_report(request, exc, started)
+
+
+@contextmanager
+def sandboxed_runner(chapter: Chapter, submission: Submission, backend_name: str,
+                     settings: Settings) -> Iterator[WarmRunner]:
+    """One warm runner in one sandbox for this submission, its tests mounted read-only."""
+    backend = get_backend(backend_name)
+    backend.check()
+    with tempfile.TemporaryDirectory(prefix="grader-submission-") as scratch:
+        tests_dir = _materialise_tests(submission, Path(scratch))
+        with WarmRunner(chapter=chapter, backend=backend, student_tests=tests_dir, limits=settings.limits(),
+                        workers=settings.workers, seed=submission.seed) as runner:
+            yield runner
 
 
 def _read(chapter: Chapter, request: GradeRequest) -> Submission:
@@ -81,24 +99,22 @@ def _read(chapter: Chapter, request: GradeRequest) -> Submission:
     return read_submission(chapter, request.impl, request.tests)
 
 
-def _grade(chapter: Chapter, catalogue: Catalogue, submission: Submission, backend, started: float) -> Report:
+def _grade(chapter: Chapter, catalogue: Catalogue, submission: Submission, backend_name: str,
+           settings: Settings, started: float) -> Report:
     timing: dict[str, float] = {}
-    seed = int(submission.digest[:16], 16)
-    with tempfile.TemporaryDirectory(prefix="grader-submission-") as scratch:
-        tests_dir = _materialise_tests(submission, Path(scratch))
-        with WarmRunner(chapter=chapter, backend=backend, student_tests=tests_dir, seed=seed) as runner:
-            timing["startup"] = _since(started)
-            implementation = _grade_implementation(runner, chapter, catalogue, submission, seed, timing)
-            tests = _grade_tests(runner, chapter, catalogue, timing) if tests_dir is not None else None
+    with sandboxed_runner(chapter, submission, backend_name, settings) as runner:
+        timing["startup"] = _since(started)
+        implementation = _grade_implementation(runner, chapter, catalogue, submission, settings, timing)
+        tests = _grade_tests(runner, chapter, catalogue, timing) if submission.tests is not None else None
     timing["total"] = _since(started)
     return Report(
         chapter=chapter.id,
         verdict=scoring.overall_verdict(implementation, tests),
         implementation=implementation,
-        tests=_scrubbed(tests, catalogue),
+        tests=tests,
         pool_version=catalogue.pool_version,
         pitfalls=catalogue.pitfalls,
-        backend=backend.name,
+        backend=backend_name,
         submission=submission.digest,
         timing={k: round(v, 3) for k, v in timing.items()},
     )
@@ -121,12 +137,12 @@ def _materialise_tests(submission: Submission, scratch: Path) -> Path | None:
 
 
 def _grade_implementation(runner: WarmRunner, chapter: Chapter, catalogue: Catalogue,
-                          submission: Submission, seed: int, timing: dict[str, float]) -> Implementation:
+                          submission: Submission, settings: Settings, timing: dict[str, float]) -> Implementation:
     phase = time.monotonic()
-    tests = run_course_tests(runner, submission.impl)
+    tests = run_course_tests(runner, submission.impl, settings)
     timing["course_tests"] = _since(phase)
     phase = time.monotonic()
-    verdict = _probe(runner, chapter, catalogue, submission, seed)
+    verdict = _probe(runner, chapter, catalogue, submission, settings)
     timing["probes"] = _since(phase)
     return Implementation(
         verdict=scoring.implementation_verdict([t.outcome for t in tests], verdict.agree),
@@ -137,19 +153,19 @@ def _grade_implementation(runner: WarmRunner, chapter: Chapter, catalogue: Catal
     )
 
 
-def run_course_tests(runner: WarmRunner, impl: bytes) -> tuple[CourseTest, ...]:
+def run_course_tests(runner: WarmRunner, impl: bytes, settings: Settings) -> tuple[CourseTest, ...]:
     """The course tests on ``impl``, as the report shows them (`grader tests` runs only this)."""
     return tuple(
         CourseTest(name=t.node.rpartition("::")[2], outcome=t.outcome.value, message=_clip(t.message))
-        for t in runner.course_tests(impl)
+        for t in runner.course_tests(impl, timeout=settings.course_timeout, budget=settings.course_budget)
     )
 
 
 def _probe(runner: WarmRunner, chapter: Chapter, catalogue: Catalogue, submission: Submission,
-           seed: int) -> probes.ProbeVerdict:
+           settings: Settings) -> probes.ProbeVerdict:
     reference = _trusted_module(chapter, "reference", catalogue.reference)
-    payload = probes.draw_cases(seed, reference)
-    call = runner.call(submission.impl, "probe", payload, timeout=PROBE_TIMEOUT)
+    payload = probes.draw_cases(submission.seed, reference)
+    call = runner.call(submission.impl, "probe", payload, timeout=settings.probe_timeout)
     if call.outcome is not Outcome.PASSED:
         reason = f"the probe run {call.outcome.value}: {_clip(call.message)}"
         return probes.ProbeVerdict(agree=False, disagreements=(reason,), behaves_like=())
@@ -201,7 +217,9 @@ def _validity(suite: SuitePass) -> tuple[ValidityRun, ...]:
             implementation=labels.get(run_id, run_id),
             outcome=run.outcome.value,
             failed_test=run.node if run.killed else None,
-            message=_clip(run.message) if run.killed else "",
+            # Never the run's own message: it was written by the student's code while the trusted
+            # module was in memory, so it could carry that module's text out (docstrings, constants).
+            message=TRUSTED_RUN_HINT if run.killed else "",
         )
         for run_id, run in suite.validity_runs().items()
     )
@@ -211,25 +229,6 @@ def _mutant_result(suite: SuitePass, mutant_id: str, pitfall: bool) -> MutantRes
     run = suite.runs[mutant_id]
     return MutantResult(id=mutant_id, pitfall=pitfall, outcome=MUTANT_OUTCOMES[run.outcome],
                         killed_by=run.node if run.killed else None)
-
-
-def _scrubbed(tests: Tests | None, catalogue: Catalogue) -> Tests | None:
-    """Remove any line of trusted source a hostile test may have put into a failure message."""
-    if tests is None:
-        return None
-    secret_lines = {
-        line.strip() for source in catalogue.secrets for line in source.decode("utf-8").splitlines()
-        if len(line.strip()) >= 12
-    }
-
-    def scrub(text: str) -> str:
-        return "\n".join(REDACTED if any(s in line for s in secret_lines) else line for line in text.splitlines())
-
-    validity = tuple(
-        ValidityRun(v.implementation, v.outcome, v.failed_test, scrub(v.message)) for v in tests.validity
-    )
-    reason = scoring.invalid_reason(validity)
-    return Tests(**{**tests.__dict__, "validity": validity, "invalid_reason": reason})
 
 
 def _error_report(request: GradeRequest, exc: Exception, started: float) -> Report:

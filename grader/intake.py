@@ -42,6 +42,11 @@ class Submission:
             h.update(b"\0test\0" + name.encode() + b"\0" + data)
         return h.hexdigest()
 
+    @property
+    def seed(self) -> int:
+        """The grade's random choices (probe inputs, run order) follow from the files alone."""
+        return int(self.digest[:16], 16)
+
 
 def read_submission(chapter: Chapter, impl: Path, tests: Path | None) -> Submission:
     """Read and check ``impl`` (a luong.py) and the optional ``tests`` folder."""

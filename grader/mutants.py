@@ -37,11 +37,6 @@ class Catalogue:
     pool_version: str
     recognisers: dict[str, tuple[bytes, ...]]  # pitfall id -> its mutant and other ways into it
 
-    @property
-    def secrets(self) -> tuple[bytes, ...]:
-        """Every source that must never appear in a report."""
-        return (self.reference, *self.variants, *(m.source for m in self.mutants))
-
 
 def load_catalogue(chapter: Chapter) -> Catalogue:
     try:

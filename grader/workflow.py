@@ -15,15 +15,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 from grader.chapter import Chapter, ManifestError, load_chapter
-from grader.grading import GRADING_ERRORS, GradeRequest, grade, run_course_tests
+from grader.grading import GRADING_ERRORS, GradeRequest, grade, run_course_tests, sandboxed_runner
 from grader.intake import Submission, read_submission
 from grader.report.model import CourseTest, Verdict
-from grader.runner.driver import WarmRunner
-from grader.sandbox import get_backend
+from grader.report.text import course_test_table
+from grader.settings import Settings
 
 PASSED = "passed"
 STUB_NOTE = ("Stub written by `grader start` from the contract {contract}.\n"
@@ -153,13 +152,11 @@ def _qualname(tree: ast.Module, target: ast.FunctionDef) -> str:
 def course_tests(*, chapter_id: str, repo: Path, backend: str) -> CourseRun:
     """Only the course tests, on the repo's luong.py, in the sandbox (no probes, no mutation)."""
     try:
+        settings = Settings.from_env()
         chapter = load_chapter(chapter_id)
         submission = read_submission(chapter, repo / chapter.student.impl, None)
-        sandbox = get_backend(backend)
-        sandbox.check()
-        with WarmRunner(chapter=chapter, backend=sandbox, student_tests=None,
-                        seed=int(submission.digest[:16], 16)) as runner:
-            tests = run_course_tests(runner, submission.impl)
+        with sandboxed_runner(chapter, submission, backend, settings) as runner:
+            tests = run_course_tests(runner, submission.impl, settings)
     except GRADING_ERRORS as exc:
         return CourseRun(verdict=Verdict.ERROR, tests=(), error=str(exc))
     verdict = Verdict.PASS if tests and all(t.outcome == PASSED for t in tests) else Verdict.FAIL
@@ -171,12 +168,7 @@ def render_course_run(run: CourseRun, *, width: int = 110) -> str:
     if run.error is not None:
         console.print(f"error: {run.error}")
         return console.file.getvalue()
-    table = Table(title="Course tests", title_justify="left", expand=True)
-    table.add_column("course test", no_wrap=True)
-    table.add_column("outcome", no_wrap=True)
-    table.add_column("message")
-    for test in run.tests:
-        table.add_row(test.name, test.outcome, test.message.splitlines()[0] if test.message else "")
+    table = course_test_table(run.tests, title="Course tests")
     passed = sum(t.outcome == PASSED for t in run.tests)
     console.print(table)
     console.print(Text(f"{passed}/{len(run.tests)} course tests passed: {run.verdict.value.upper()}"))

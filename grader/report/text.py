@@ -50,7 +50,8 @@ def _pitfall_table(report: Report) -> Table:
     for pitfall in report.pitfalls:
         falls_in = implementation is not None and pitfall.id in implementation.behaves_like
         impl_cell = Text(f"falls in: {pitfall.symptom}", style="red") if falls_in else Text("ok")
-        table.add_row(pitfall.id, pitfall.pitfall, impl_cell, _tests_cell(mutants.get(pitfall.id), report))
+        # Text(), never a bare str: rich would read "[h ; c]" (or a hostile message) as markup
+        table.add_row(Text(pitfall.id), Text(pitfall.pitfall), impl_cell, _tests_cell(mutants.get(pitfall.id), report))
     return table
 
 
@@ -70,16 +71,27 @@ def _implementation(report: Report) -> Group:
     impl = report.implementation
     head = Text("Implementation: ")
     head.append(impl.verdict.value.upper(), style=STYLE[impl.verdict.value])
-    table = Table(show_header=True, expand=True)
+    table = course_test_table(impl.tests)
+    probes = Text("Trusted probes: agree with the reference" if impl.probes_agree else "Trusted probes: disagree")
+    lines = [head, table, probes] + [Text(f"  - {d}", style="red") for d in impl.probe_disagreements]
+    if not impl.probes_agree and all(test.outcome == "passed" for test in impl.tests):
+        lines.append(Text("  The course tests report a pass, but they run in the same process as your code; "
+                          "the probes, computed outside it, decide.", style="yellow"))
+    return Group(*lines)
+
+
+def course_test_table(tests, *, title: str | None = None) -> Table:
+    """One row per course test: its name, outcome and the first line of its message."""
+    table = Table(title=title, title_justify="left", expand=True)
     table.add_column("course test", no_wrap=True)
     table.add_column("outcome", no_wrap=True)
     table.add_column("message")
-    for test in impl.tests:
+    for test in tests:
         style = "green" if test.outcome == "passed" else "red"
-        table.add_row(test.name, Text(test.outcome, style=style), test.message.splitlines()[0] if test.message else "")
-    probes = Text("Trusted probes: agree with the reference" if impl.probes_agree else "Trusted probes: disagree")
-    lines = [head, table, probes] + [Text(f"  - {d}", style="red") for d in impl.probe_disagreements]
-    return Group(*lines)
+        first_line = test.message.splitlines()[0] if test.message else ""
+        # Text(), never a bare str: rich would read brackets in a message as markup
+        table.add_row(Text(test.name), Text(test.outcome, style=style), Text(first_line))
+    return table
 
 
 def _tests(report: Report) -> Text | Group:

@@ -152,12 +152,15 @@ class WarmRunner:
         return CallResult(outcome=Outcome(answer["outcome"]), output=blobs[0] if blobs else b"",
                           message=answer["message"] or answer["output"], seconds=answer["seconds"])
 
-    def course_tests(self, module: bytes, *, timeout: float = 60.0) -> list[TestOutcome]:
-        """Every course test on ``module``; a test that hangs or crashes the child is rerun around."""
+    def course_tests(self, module: bytes, *, timeout: float, budget: float) -> list[TestOutcome]:
+        """Every course test on ``module``; a test that hangs or crashes the child is rerun around,
+        within ``budget`` seconds in all (a module that hangs every test must not hang the grade)."""
         results: dict[str, TestOutcome] = {}
         collected: list[str] | None = None
+        ends = time.monotonic() + budget
         while True:
-            answer, _ = self._roundtrip({"kind": "course", "timeout": timeout, "skip": sorted(results)}, [module])
+            attempt = min(timeout, max(0.0, ends - time.monotonic()))
+            answer, _ = self._roundtrip({"kind": "course", "timeout": attempt, "skip": sorted(results)}, [module])
             collected = collected if collected is not None else answer["collected"]
             for test in answer["tests"]:
                 results[test["node"]] = TestOutcome(test["node"], Outcome(test["outcome"]), test["message"],
@@ -169,6 +172,11 @@ class WarmRunner:
             results[culprit] = TestOutcome(culprit, outcome, answer["message"], answer["seconds"])
             if answer["node"] is None:
                 break  # died outside any test: nothing left to isolate
+            if time.monotonic() >= ends:
+                message = f"not run: the course tests used up their {budget:g} s"
+                results.update({node: TestOutcome(node, Outcome.TIMEOUT, message, 0.0)
+                                for node in collected if node not in results})
+                break
         order = {node: index for index, node in enumerate(collected)}
         return sorted(results.values(), key=lambda test: order.get(test.node, -1))
 
@@ -192,28 +200,47 @@ class WarmRunner:
                     for run_id in ids}
         queue = list(runs)
         random.Random(f"{self.seed}:{self._tokens}").shuffle(queue)
-        in_flight: dict[int, tuple[str, float]] = {}
-        results: dict[str, SuiteRun] = {}
+        window = PIPELINE_DEPTH * self.workers
+        sent: list[str] = []  # run ids by send index
+        in_flight: dict[int, tuple[int, float]] = {}  # token -> (send index, deadline)
+        results: dict[int, SuiteRun] = {}  # by send index
+        counted = 0  # results folded into the kill counts so far, in send order
         while queue or in_flight:
-            while queue and len(in_flight) < PIPELINE_DEPTH * self.workers:
+            while queue and len(in_flight) < window:
+                # Request i is ordered by the kills of requests 0 .. i-window-1 exactly, so the order
+                # (and so which test is reported as the killer) never depends on which of the
+                # parallel runs happened to answer first: a regrade gives the same report.
+                counted = self._count_kills(results, counted, upto=len(sent) - window)
+                if counted < len(sent) - window:
+                    break  # an older run is still out: wait for its answer first
                 run_id, module = queue.pop()
                 request = {"kind": "suite", "timeout": timeout, "order": self.test_order(), "stop_early": stop_early}
                 # a queued request may wait for the run ahead of it, hence the depth in its deadline
                 deadline = time.monotonic() + PIPELINE_DEPTH * timeout + ANSWER_SLACK_SECONDS
-                in_flight[self._send(request, [module])] = (run_id, deadline)
+                in_flight[self._send(request, [module])] = (len(sent), deadline)
+                sent.append(run_id)
             answer, _ = self._receive(min(deadline for _, deadline in in_flight.values()))
             if answer["run"] not in in_flight or answer["kind"] != "suite":
                 raise self._live_channel().failure(f"unexpected answer for run {answer['run']}")
-            run_id, _ = in_flight.pop(answer["run"])
-            results[run_id] = self._suite_run(run_id, answer)
-        return {run_id: results[run_id] for run_id in ids}
+            index, _ = in_flight.pop(answer["run"])
+            results[index] = self._suite_run(sent[index], answer)
+        self._count_kills(results, counted, upto=len(sent))
+        by_id = {sent[index]: run for index, run in results.items()}
+        return {run_id: by_id[run_id] for run_id in ids}
+
+    def _count_kills(self, results: Mapping[int, SuiteRun], counted: int, *, upto: int) -> int:
+        """Fold the results of send indexes ``counted`` .. ``upto``-1 into the kill counts, in send
+        order, stopping at the first that has not answered yet; return the new ``counted``."""
+        while counted < upto and counted in results:
+            run = results[counted]
+            if run.killed and run.node is not None:
+                self._kills[run.node] += 1
+            counted += 1
+        return counted
 
     def _suite_run(self, run_id: str, answer: dict) -> SuiteRun:
-        run = SuiteRun(run_id, Outcome(answer["outcome"]), answer["node"], answer["message"], answer["output"],
-                       answer["seconds"], answer["test_seconds"], answer["install_seconds"])
-        if run.killed and run.node is not None:
-            self._kills[run.node] += 1
-        return run
+        return SuiteRun(run_id, Outcome(answer["outcome"]), answer["node"], answer["message"], answer["output"],
+                        answer["seconds"], answer["test_seconds"], answer["install_seconds"])
 
     def mutation_pass(self, *, reference: bytes, variants: Mapping[str, bytes], mutants: Mapping[str, bytes],
                       stop_early: bool = True) -> SuitePass:

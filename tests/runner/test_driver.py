@@ -8,17 +8,20 @@ from grader.runner.results import REFERENCE, REFERENCE_AGAIN, Outcome, RunnerErr
 
 
 
+COURSE = {"timeout": 10.0, "budget": 30.0}
+
+
 def test_course_tests_pass_on_the_reference_and_name_the_pitfall(runner_for, reference, pitfalls) -> None:
     runner = runner_for(None)
-    on_reference = runner.course_tests(reference)
+    on_reference = runner.course_tests(reference, **COURSE)
     assert len(on_reference) == 11 and {test.outcome for test in on_reference} == {Outcome.PASSED}
-    on_s07 = {test.node.split("::")[-1]: test for test in runner.course_tests(pitfalls["s07"])}
+    on_s07 = {test.node.split("::")[-1]: test for test in runner.course_tests(pitfalls["s07"], **COURSE)}
     assert on_s07["test_dot_is_not_scaled"].outcome is Outcome.FAILED
     assert on_s07["test_dot_is_not_scaled"].message
 
 
 def test_course_tests_on_a_module_that_does_not_import_all_error(runner_for) -> None:
-    results = runner_for(None).course_tests(b"raise RuntimeError('broken on purpose')\n")
+    results = runner_for(None).course_tests(b"raise RuntimeError('broken on purpose')\n", **COURSE)
     assert len(results) == 11 and {test.outcome for test in results} == {Outcome.ERROR}
 
 
@@ -28,11 +31,20 @@ def test_a_hanging_course_test_times_out_and_the_rest_still_run(runner_for, refe
     hangs_on_scaling += b"\n_scores = LuongAttention.scores\n" \
                         b"def _slow(self, *a, **k):\n    while self.score == 'dot': pass\n    return _scores(self, *a, **k)\n" \
                         b"LuongAttention.scores = _slow\n"
-    results = runner_for(None).course_tests(hangs_on_scaling, timeout=2.0)
+    results = runner_for(None).course_tests(hangs_on_scaling, timeout=2.0, budget=30.0)
     outcomes = {test.node.split("::")[-1]: test.outcome for test in results}
     assert len(results) == 11
     assert outcomes["test_dot_is_not_scaled"] is Outcome.TIMEOUT
     assert outcomes["test_general_is_not_symmetric"] is Outcome.PASSED
+
+
+def test_a_module_that_hangs_every_course_test_ends_within_the_budget(runner_for, reference) -> None:
+    hangs = reference + b"\ndef _forever(self, *a, **k):\n    while True: pass\nLuongAttention.forward = _forever\n"
+    results = runner_for(None).course_tests(hangs, timeout=1.0, budget=3.0)
+    assert len(results) == 11
+    not_run = [test for test in results if test.message.startswith("not run: the course tests used up")]
+    assert not_run and all(test.outcome is Outcome.TIMEOUT for test in not_run)
+    assert sum(test.outcome is Outcome.TIMEOUT for test in results) >= 3  # a few attempts, then the budget
 
 
 def test_call_returns_the_entry_answer_or_its_error(runner_for, reference) -> None:
@@ -102,7 +114,7 @@ def test_a_dead_zygote_raises_instead_of_hanging(runner_for, reference) -> None:
     runner = runner_for(None)
     runner._process.kill()
     with pytest.raises(RunnerError, match="zygote"):
-        runner.course_tests(reference, timeout=5.0)
+        runner.course_tests(reference, timeout=5.0, budget=5.0)
 
 
 def test_bad_arguments_are_refused(runner_for, reference, chapter, backend) -> None:
@@ -114,4 +126,4 @@ def test_bad_arguments_are_refused(runner_for, reference, chapter, backend) -> N
     with pytest.raises(ValueError, match="student tests"):
         runner.suite_runs([("a", reference)], timeout=1.0)
     with pytest.raises(ValueError, match="module"):
-        runner.course_tests(b"")
+        runner.course_tests(b"", **COURSE)

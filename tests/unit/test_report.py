@@ -87,3 +87,15 @@ def test_text_report_of_an_error():
     report = Report(chapter="L4.3", verdict=Verdict.ERROR, implementation=None, tests=None, pool_version="",
                     pitfalls=(), backend="bwrap", submission="", error="luong.py: not found")
     assert "error: luong.py: not found" in render_text(report)
+
+
+def test_text_report_shows_brackets_and_markup_as_written():
+    report = sample()
+    pitfall = Pitfall("s01", "W_c [h ; c] instead of W_c [c ; h]", "garbage", "test_order")
+    hostile = CourseTest("test_x", "failed", "[bold red]pwned[/] [link=http://x]")
+    impl = report.implementation
+    report = Report(**{**report.__dict__, "pitfalls": (pitfall,),
+                       "implementation": Implementation(**{**impl.__dict__, "tests": (hostile,)})})
+    text = render_text(report, width=200)
+    assert "W_c [h ; c] instead of W_c [c ; h]" in text
+    assert "[bold red]pwned[/] [link=http://x]" in text
