@@ -30,7 +30,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import BinaryIO, cast
 
-from grader.sandbox import Limits, Mount, SandboxUnavailable
+from grader.sandbox import Limits, Mount, SandboxUnavailable, Termination
 from grader.sandbox import _cgroup
 from grader.sandbox._env import SANDBOX_ENV_TARGET, SANDBOX_PYTHON, SCRATCH, sandbox_env
 from grader.sandbox._outcome import SIGNAL_EXIT_BASE
@@ -88,13 +88,12 @@ class BwrapBackend:
                 pwd.getpwnam(self.user)
             except KeyError:
                 raise SandboxUnavailable(f"the host user {self.user!r} is missing: {SETUP_HINT}") from None
-        probe = subprocess.run(
-            [*self._launcher(Limits(), None), *self._bwrap_args([], Limits()), "--", "/usr/bin/true"],
-            capture_output=True,
-            text=True,
-        )
-        if probe.returncode != 0:
-            raise SandboxUnavailable(f"bwrap cannot create namespaces here: {probe.stderr.strip()}")
+        # Through spawn, so the probe gets the same cgroups as a real sandbox: with bare rlimits its
+        # process cap would count every sandbox of the shared user, and fail while others are busy.
+        with self.spawn(["/usr/bin/true"], mounts=(), limits=Limits(wall_seconds=60.0)) as probe:
+            result = probe.wait()
+        if result.termination is not Termination.EXITED or result.returncode != 0:
+            raise SandboxUnavailable(f"bwrap cannot create namespaces here: {result.stderr.strip()}")
 
     def spawn(
         self,

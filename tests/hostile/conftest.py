@@ -26,6 +26,9 @@ from grader.sandbox import SandboxUnavailable, get_backend
 from hostile_helpers import GUARD_SECONDS, REAPER, Graded, Redis, RepoBuilder, host_addresses
 
 CANARY_VARIABLE = "HOSTILE_TEST_CANARY"
+# Tighter than the defaults so that every hang costs seconds, not minutes; the mechanisms are the same.
+HOSTILE_SETTINGS = {"GRADER_COURSE_TIMEOUT": "4", "GRADER_COURSE_BUDGET": "8", "GRADER_PROBE_TIMEOUT": "4",
+                    "GRADER_WALL_SECONDS": "120"}
 DOCKER_LABEL = "org.l43-grader.sandbox"
 
 collect_ignore_glob = ["submissions/*"]  # hostile student tests are data here, never collected
@@ -133,7 +136,7 @@ def grade_hostile(repo_builder: RepoBuilder, tmp_path: Path):
         with stdout.open("wb") as out_file, stderr.open("wb") as err_file:
             subprocess.run([sys.executable, str(REAPER), str(result), str(GUARD_SECONDS), "--", *command],
                            stdout=out_file, stderr=err_file, cwd=REPO_ROOT, check=True,
-                           env={**os.environ, CANARY_VARIABLE: canary})
+                           env={**os.environ, **HOSTILE_SETTINGS, CANARY_VARIABLE: canary})
         reaped = json.loads(result.read_text())
         leftovers = reaped["leftovers"]
         if backend == "docker":
