@@ -39,6 +39,10 @@ from grader.settings import Settings, SettingsError
 # The failures a grade reports as verdict "error" with a message; anything else is a bug.
 GRADING_ERRORS = (ManifestError, IntakeError, CatalogueError, SandboxUnavailable, RunnerError, SettingsError)
 MAX_MESSAGE_CHARS = 500
+# The machinery checks itself on every grade (mutmut's forced-fail run): a module that cannot be
+# imported must come out killed, or no outcome of the pass means anything.
+FORCED_FAILURE = "forced-failure"
+FORCED_FAILURE_SOURCE = b'raise ImportError("forced failure: the grader checks that a broken module is detected")\n'
 TRUSTED_RUN_HINT = (
     "messages from runs on the grader's implementations are not shown; run this test against your own "
     "correct luong.py to see why it fails"
@@ -199,9 +203,13 @@ def _grade_tests(runner: WarmRunner, chapter: Chapter, catalogue: Catalogue, tim
     suite = runner.mutation_pass(
         reference=catalogue.reference,
         variants=variants,
-        mutants={m.id: m.source for m in catalogue.mutants},
+        mutants={FORCED_FAILURE: FORCED_FAILURE_SOURCE, **{m.id: m.source for m in catalogue.mutants}},
     )
     timing["mutation"] = _since(phase)
+    forced = suite.runs.get(FORCED_FAILURE)
+    if forced is not None and not forced.killed:
+        raise RunnerError("the runner failed its own check: a module that cannot even be imported survived "
+                          "the student's tests, so no outcome of this grade can be trusted")
     return scoring.grade_tests(
         validity=_validity(suite),
         mutants=tuple(_mutant_result(suite, m.id, m.pitfall) for m in catalogue.mutants if m.id in suite.runs),
