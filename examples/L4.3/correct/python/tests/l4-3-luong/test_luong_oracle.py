@@ -330,3 +330,46 @@ def test_bad_masks_are_refused(mask):
     module = LuongAttention(3, "dot")
     with pytest.raises(ValueError, match="mask"):
         module(Tensor(np.zeros((2, 3), np.float32)), Tensor(np.zeros((2, 4, 3), np.float32)), mask)
+
+
+# ---- what the constructor and the cache promise ------------------------------------------
+
+class SeededUniform:
+    """A stand-in for the course generator (tests may not import tinyllm.random): same draws per seed."""
+
+    def __init__(self, seed: int) -> None:
+        self._rng = np.random.default_rng(seed)
+
+    def uniform(self, low=0.0, high=1.0, size=None):
+        return self._rng.uniform(low, high, size)
+
+    def normal(self, mean=0.0, std=1.0, size=None):
+        return self._rng.normal(mean, std, size)
+
+
+@pytest.mark.parametrize("score", SCORES)
+def test_every_parameter_is_drawn_from_the_given_rng(score):
+    first = LuongAttention(3, score, rng=SeededUniform(1)).state_dict()
+    again = LuongAttention(3, score, rng=SeededUniform(1)).state_dict()
+    other = LuongAttention(3, score, rng=SeededUniform(2)).state_dict()
+    for name in first:
+        np.testing.assert_array_equal(first[name], again[name], err_msg=name)
+        assert not np.array_equal(first[name], other[name]), f"{name} ignores the rng"
+
+
+@pytest.mark.parametrize("score", SCORES)
+def test_forward_reads_with_the_cache_it_is_given(score):
+    module = make_module(3, score, seed=9)
+    h, k, mask = make_inputs(2, 4, 3, [4, 3], seed=9)
+    cache = Tensor(np.random.default_rng(9).normal(size=k.shape))  # unlike project_keys(k)
+    _, weights = module(Tensor(h), Tensor(k), mask, proj=cache)
+    expected = oracle_weights(module.scores(Tensor(h), Tensor(k), cache).numpy(), mask)
+    np.testing.assert_allclose(weights.numpy(), expected, **TIGHT)
+    _, uncached = module(Tensor(h), Tensor(k), mask)
+    assert not np.allclose(weights.numpy(), uncached.numpy())
+
+
+@pytest.mark.parametrize("d", [0, -2, 2.5, True])
+def test_bad_widths_are_refused_at_construction(d):
+    with pytest.raises(ValueError):
+        LuongAttention(d, "dot")
