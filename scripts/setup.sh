@@ -36,5 +36,5 @@ requirements=requirements.txt
 [[ $dev == 1 ]] && requirements=requirements-dev.txt
 .venv/bin/python -m pip install -q --disable-pip-version-check -r "$requirements"
 [[ $dev == 1 ]] && .venv/bin/python -m pip install -q --disable-pip-version-check -r requirements-oracle.txt
-.venv/bin/python -m pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e .
+.venv/bin/python -m pip install -q --disable-pip-version-check --no-deps -e .
 .venv/bin/python -m grader.sandbox.runtime

@@ -186,10 +186,11 @@ class WarmRunner:
         """Collected tests, those that killed most runs so far first (collection order breaks ties)."""
         return sorted(self.collected, key=lambda node: -self._kills[node])
 
-    def suite_runs(self, runs: Sequence[tuple[str, bytes]], *, timeout: float,
-                   stop_early: bool = True) -> dict[str, SuiteRun]:
-        """Each (id, module) through the student's suite, in a seeded shuffled order, pipelined."""
-        ids = [run_id for run_id, _ in runs]
+    def suite_runs(self, runs: Sequence[tuple[str, bytes]], *, timeout: float, stop_early: bool = True,
+                   last: tuple[str, bytes] | None = None) -> dict[str, SuiteRun]:
+        """Each (id, module) through the student's suite, in a seeded shuffled order, pipelined;
+        ``last``, if given, is sent after all the others (it may still overlap the final few)."""
+        ids = [run_id for run_id, _ in runs] + ([last[0]] if last else [])
         if len(set(ids)) != len(ids):
             raise ValueError("run ids must be unique")
         if self.student_tests is None:
@@ -200,6 +201,8 @@ class WarmRunner:
                     for run_id in ids}
         queue = list(runs)
         random.Random(f"{self.seed}:{self._tokens}").shuffle(queue)
+        if last is not None:
+            queue.insert(0, last)  # the queue is sent from its end
         window = PIPELINE_DEPTH * self.workers
         sent: list[str] = []  # run ids by send index
         in_flight: dict[int, tuple[int, float]] = {}  # token -> (send index, deadline)
@@ -252,7 +255,7 @@ class WarmRunner:
         if first.killed:  # invalid already: no kill could count, and no timeout can be derived
             return SuitePass(timeout=FIRST_RUN_SECONDS, runs={REFERENCE: first}, variants=(), mutants=())
         timeout = timeout_from_reference(first.seconds)
-        middle = self.suite_runs([*variants.items(), *mutants.items()], timeout=timeout, stop_early=stop_early)
-        again = self.suite_runs([(REFERENCE_AGAIN, reference)], timeout=timeout)[REFERENCE_AGAIN]
-        return SuitePass(timeout=timeout, runs={REFERENCE: first, **middle, REFERENCE_AGAIN: again},
-                         variants=tuple(variants), mutants=tuple(mutants))
+        rest = self.suite_runs([*variants.items(), *mutants.items()], timeout=timeout, stop_early=stop_early,
+                               last=(REFERENCE_AGAIN, reference))
+        return SuitePass(timeout=timeout, runs={REFERENCE: first, **rest}, variants=tuple(variants),
+                         mutants=tuple(mutants))
