@@ -18,6 +18,8 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pytest
+
 from grader.chapter import REPO_ROOT, load_chapter
 from grader.report.json_report import validate
 
@@ -187,3 +189,14 @@ class Redis:
     def close(self) -> None:
         self.reader.close()
         self.connection.close()
+
+
+def hostile_cases(quick: list[str], slow: list[str], docker_too: set[str]) -> list:
+    """pytest params (case, backend): every case on bwrap, some on docker too; slow ones marked."""
+    cases = []
+    for name in quick + slow:
+        marks = [pytest.mark.slow] if name in slow else []
+        cases.append(pytest.param(name, "bwrap", marks=marks, id=f"{name}-bwrap"))
+        if name in docker_too:
+            cases.append(pytest.param(name, "docker", marks=[*marks, pytest.mark.docker], id=f"{name}-docker"))
+    return cases

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hostile_helpers import assert_contained, hostile_impl
+from hostile_helpers import assert_contained, hostile_cases, hostile_impl
 
 # Cases that end quickly; hangs cost whole course-test and probe timeouts, so they are slow.
 QUICK = ["exit_at_import", "memory_hog", "output_flood", "fs_hunt"]
@@ -12,15 +12,9 @@ SLOW = ["fork_storm", "loop_at_import", "loop_in_forward"]
 DOCKER_TOO = {"memory_hog", "fork_storm", "fs_hunt"}
 
 
-def _cases():
-    for name in QUICK + SLOW:
-        marks = [pytest.mark.slow] if name in SLOW else []
-        yield pytest.param(name, "bwrap", marks=marks, id=f"{name}-bwrap")
-        if name in DOCKER_TOO:
-            yield pytest.param(name, "docker", marks=[*marks, pytest.mark.docker], id=f"{name}-docker")
 
 
-@pytest.mark.parametrize("name,backend_name", list(_cases()))
+@pytest.mark.parametrize("name,backend_name", hostile_cases(QUICK, SLOW, DOCKER_TOO))
 def test_hostile_implementation_is_contained(name, backend_name, sandbox_backend, grade_hostile):
     graded = grade_hostile(impl=hostile_impl(name), backend=sandbox_backend(backend_name))
     assert_contained(graded)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from hostile_helpers import CORRECT_IMPL, WRONG_IMPL, assert_contained, hostile_tests
+from hostile_helpers import CORRECT_IMPL, WRONG_IMPL, assert_contained, hostile_cases, hostile_tests
 
 QUICK = ["exit_in_test", "exit_at_collection", "fs_hunt", "read_source", "remember_first", "kill_zygote",
          "memory_hog"]
@@ -17,15 +17,9 @@ SLOW = ["loop_in_test", "fork_storm", "output_flood"]  # they run into the cours
 DOCKER_TOO = {"exit_in_test", "fs_hunt", "read_source", "fork_storm"}
 
 
-def _cases():
-    for name in QUICK + SLOW:
-        marks = [pytest.mark.slow] if name in SLOW else []
-        yield pytest.param(name, "bwrap", marks=marks, id=f"{name}-bwrap")
-        if name in DOCKER_TOO:
-            yield pytest.param(name, "docker", marks=[*marks, pytest.mark.docker], id=f"{name}-docker")
 
 
-@pytest.mark.parametrize("name,backend_name", list(_cases()))
+@pytest.mark.parametrize("name,backend_name", hostile_cases(QUICK, SLOW, DOCKER_TOO))
 def test_hostile_tests_never_pass_the_bar(name, backend_name, sandbox_backend, grade_hostile):
     graded = grade_hostile(impl=CORRECT_IMPL.read_text(), tests=hostile_tests(name),
                            backend=sandbox_backend(backend_name))
