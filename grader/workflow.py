@@ -166,7 +166,7 @@ def course_tests(*, chapter_id: str, repo: Path, backend: str) -> CourseRun:
 def render_course_run(run: CourseRun, *, width: int = 110) -> str:
     console = Console(file=io.StringIO(), width=width, force_terminal=False, color_system=None)
     if run.error is not None:
-        console.print(f"error: {run.error}")
+        console.print(Text(f"error: {run.error}"))
         return console.file.getvalue()
     table = course_test_table(run.tests, title="Course tests")
     passed = sum(t.outcome == PASSED for t in run.tests)
