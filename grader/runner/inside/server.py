@@ -34,6 +34,7 @@ from .suite import collect_and_serve, test_namespaces
 
 MAX_REQUEST_BYTES = 32 << 20  # module source plus a call's payload
 MAX_RECORD_BYTES = 20 << 20  # all a child may write to its record pipe
+ORPHAN_SWEEPS = 8  # re-parenting depth handled before a run is answered
 OUTPUT_KEEP_BYTES = 4096  # what is kept of a child's stdout+stderr, for messages
 CONFIG_FIELDS: dict[str, type | tuple[type, ...]] = {"sys_path": list, "module": str, "module_file": str, "course_tests": str,
                  "student_tests": (str, type(None)), "scratch": str, "runner_dir": str, "workers": int}
@@ -227,6 +228,13 @@ class Zygote:
 
     def _finish(self, run: Run, status: int) -> None:
         _kill_group(run.pid)
+        # A process the run started outside its group (setsid) was re-parented to the zygote when
+        # the run's child exited: end it before answering, so nothing of a run outlives its answer.
+        for _ in range(ORPHAN_SWEEPS):  # a killed orphan's own children are re-parented in turn
+            orphans = self._kill_orphans()
+            if not orphans:
+                break
+            _await_death(orphans)
         for fd in (run.record_fd, run.output_fd):
             while fd >= 0 and self._drain(run, fd):
                 pass
@@ -237,9 +245,10 @@ class Zygote:
         shutil.rmtree(run.workdir, ignore_errors=True)
         self._sweep_scratch()
 
-    def _kill_orphans(self) -> None:
+    def _kill_orphans(self) -> list[int]:
         """Kill processes re-parented to the zygote (subreaper) that are not a tracked run."""
         me = os.getpid()
+        killed = []
         for entry in os.listdir("/proc"):
             if not entry.isdigit() or int(entry) in self.running:
                 continue
@@ -250,6 +259,8 @@ class Zygote:
                 continue
             if ppid == me:
                 _kill_group(int(entry))
+                killed.append(int(entry))
+        return killed
 
     def _sweep_scratch(self) -> None:
         live = {run.workdir.name for run in self.running.values()}
@@ -269,6 +280,20 @@ def _close_pipe(run: Run, fd: int) -> None:
             run.record_fd = -1
         else:
             run.output_fd = -1
+
+
+def _await_death(pids: list[int], *, within: float = 2.0) -> None:
+    """Reap the killed ``pids`` (the zygote's children now), so none is alive when this returns."""
+    deadline = time.monotonic() + within
+    for pid in pids:
+        while True:
+            try:
+                done, _ = os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                break  # already reaped
+            if done or time.monotonic() >= deadline:
+                break
+            time.sleep(0.0005)
 
 
 def _kill_group(pid: int) -> None:
