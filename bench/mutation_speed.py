@@ -235,7 +235,7 @@ def main() -> int:
     sample = dict(random.Random(SEED).sample(sorted(mutants.items()), min(sample_size, len(mutants))))
     variants = {f"variant{number}": source for number, source in enumerate(catalogue.variants, start=1)}
     command = full_grade_command(chapter, options.backend)
-    print(f"chapter {chapter.id}, pool {catalogue.pool_version}: {len(mutants)} mutants "
+    print(f"chapter {chapter.id}, pool {catalogue.pool.version}: {len(mutants)} mutants "
           f"({len(catalogue.pitfalls)} pitfalls), {len(variants)} variant(s); {workers} workers; {options.backend}; "
           f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} before")
 

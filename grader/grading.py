@@ -116,7 +116,7 @@ def _grade(chapter: Chapter, catalogue: Catalogue, submission: Submission, backe
         verdict=scoring.overall_verdict(implementation, tests),
         implementation=implementation,
         tests=tests,
-        pool_version=catalogue.pool_version,
+        pool_version=catalogue.pool.version,
         pitfalls=catalogue.pitfalls,
         backend=backend_name,
         submission=submission.digest,

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from grader.chapter import Chapter
 from grader.patches import PatchError, apply_patch
-from grader.pool import PoolError, load_pool, verify_pool
+from grader.pool import Pool, PoolError, apply_pool, load_pool
 from grader.report.model import Pitfall
 
 
@@ -34,7 +34,7 @@ class Catalogue:
     variants: tuple[bytes, ...]
     pitfalls: tuple[Pitfall, ...]
     mutants: tuple[Mutant, ...]  # pitfall mutants first, in id order, then the pool
-    pool_version: str
+    pool: Pool  # the generated pool as frozen (its mutants' operators and places)
     recognisers: dict[str, tuple[bytes, ...]]  # pitfall id -> its mutant and other ways into it
 
 
@@ -52,7 +52,7 @@ def load_catalogue(chapter: Chapter) -> Catalogue:
         }
     except (OSError, KeyError, tomllib.TOMLDecodeError, PoolError, PatchError) as exc:
         raise CatalogueError(f"chapter {chapter.id}: cannot load its reference material: {exc}") from exc
-    problems = verify_pool(pool, reference)
+    pool_sources, problems = apply_pool(pool, reference)
     if problems:
         raise CatalogueError(f"chapter {chapter.id}: the mutant pool is unusable: {'; '.join(problems)}")
     pitfalls = tuple(
@@ -60,7 +60,7 @@ def load_catalogue(chapter: Chapter) -> Catalogue:
         for row in pitfall_table
     )
     pitfall_mutants = tuple(Mutant(p.id, True, recognisers[p.id][0]) for p in pitfalls)
-    pool_mutants = tuple(Mutant(m.id, False, _patched(reference, pool.patches[m.id])) for m in pool.mutants)
+    pool_mutants = tuple(Mutant(m.id, False, pool_sources[m.id].encode("utf-8")) for m in pool.mutants)
     missing = set(chapter.required_pitfalls) - {p.id for p in pitfalls}
     if missing:
         raise CatalogueError(f"chapter {chapter.id}: required pitfalls without a mutant: {sorted(missing)}")
@@ -69,7 +69,7 @@ def load_catalogue(chapter: Chapter) -> Catalogue:
         variants=variants,
         pitfalls=pitfalls,
         mutants=pitfall_mutants + pool_mutants,
-        pool_version=pool.version,
+        pool=pool,
         recognisers=recognisers,
     )
 

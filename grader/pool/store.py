@@ -92,8 +92,9 @@ def load_pool(manifest_path: Path) -> Pool:
         raise PoolError(f"{chapter.pool}: unreadable pool ({exc})") from exc
 
 
-def verify_pool(pool: Pool, reference: str) -> list[str]:
-    """Every problem that makes ``pool`` unsafe to grade with against ``reference``; [] if none."""
+def apply_pool(pool: Pool, reference: str) -> tuple[dict[str, str], list[str]]:
+    """Every mutant's source (id -> module text), and every problem that makes ``pool`` unsafe to
+    grade with against ``reference`` ([] if none): each patch is applied once, for both."""
     problems = []
     if sha256_text(reference) != pool.reference_sha256:
         problems.append("the reference changed since the pool was built: rebuild it")
@@ -102,12 +103,20 @@ def verify_pool(pool: Pool, reference: str) -> list[str]:
     ids = [m.id for m in pool.mutants]
     if len(set(ids)) != len(ids):
         problems.append("duplicate mutant ids")
+    sources = {}
     for mutant_id, patch in pool.patches.items():
         try:
-            if apply_patch(reference, patch) == reference:
-                problems.append(f"{mutant_id}: the patch changes nothing")
+            sources[mutant_id] = apply_patch(reference, patch)
         except PatchError as exc:
             problems.append(f"{mutant_id}: {exc}")
-    return problems
+            continue
+        if sources[mutant_id] == reference:
+            problems.append(f"{mutant_id}: the patch changes nothing")
+    return sources, problems
+
+
+def verify_pool(pool: Pool, reference: str) -> list[str]:
+    """Every problem that makes ``pool`` unsafe to grade with against ``reference``; [] if none."""
+    return apply_pool(pool, reference)[1]
 
 

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 
 from grader.chapter import ManifestError, load_chapter
 from grader.mutants import CatalogueError, load_catalogue
-from grader.pool import PoolError, load_pool
 from grader.report.model import (
     MutantOutcome,
     MutantResult,
@@ -109,15 +108,14 @@ def _catalogue_sites(report: Report):
     try:
         chapter = load_chapter(report.chapter)
         catalogue = load_catalogue(chapter)
-        pool = load_pool(chapter.manifest)
-    except (ManifestError, CatalogueError, PoolError) as exc:
+    except (ManifestError, CatalogueError) as exc:
         raise MutationReportError(str(exc)) from exc
-    if catalogue.pool_version != report.pool_version:
+    if catalogue.pool.version != report.pool_version:
         raise MutationReportError(f"the report was graded on pool {report.pool_version}, but the chapter's pool is "
-                                  f"now {catalogue.pool_version}: regrade to get a mutation report")
+                                  f"now {catalogue.pool.version}: regrade to get a mutation report")
     reference = catalogue.reference.decode("utf-8")
     pitfalls = {p.id: p for p in catalogue.pitfalls}
-    generated = {m.id: m for m in pool.mutants}
+    generated = {m.id: m for m in catalogue.pool.mutants}
     sites = {}
     for mutant in catalogue.mutants:
         span = mutation_span(reference, mutant.source.decode("utf-8"))
