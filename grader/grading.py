@@ -167,7 +167,7 @@ def run_course_tests(runner: WarmRunner, impl: bytes, settings: Settings) -> tup
 
 def _probe(runner: WarmRunner, chapter: Chapter, catalogue: Catalogue, submission: Submission,
            settings: Settings) -> probes.ProbeVerdict:
-    reference = _trusted_module(chapter, "reference", catalogue.reference)
+    reference = load_trusted_module(chapter, "reference", catalogue.reference)
     payload = probes.draw_cases(submission.seed, reference)
     call = runner.call(submission.impl, "probe", payload, timeout=settings.probe_timeout)
     if call.outcome is not Outcome.PASSED:
@@ -178,14 +178,14 @@ def _probe(runner: WarmRunner, chapter: Chapter, catalogue: Catalogue, submissio
     except ValueError as exc:
         return probes.ProbeVerdict(agree=False, disagreements=(f"unreadable probe answer: {exc}",), behaves_like=())
     pitfalls = {
-        pitfall: [probes.outputs_of(_trusted_module(chapter, f"{pitfall}_{i}", source), payload)
+        pitfall: [probes.outputs_of(load_trusted_module(chapter, f"{pitfall}_{i}", source), payload)
                   for i, source in enumerate(sources)]
         for pitfall, sources in catalogue.recognisers.items()
     }
     return probes.judge(student, probes.outputs_of(reference, payload), pitfalls)
 
 
-def _trusted_module(chapter: Chapter, name: str, source: bytes) -> ModuleType:
+def load_trusted_module(chapter: Chapter, name: str, source: bytes) -> ModuleType:
     """Load the reference or a pitfall mutant in this (trusted) process under a private name."""
     substrate_root = str(chapter.substrate.parent)
     if substrate_root not in sys.path:

@@ -9,19 +9,19 @@ import pytest
 
 from grader import probes
 from grader.chapter import load_chapter
-from grader.grading import _trusted_module
+from grader.grading import load_trusted_module
 from grader.patches import apply_patch
 
 CHAPTER = load_chapter("L4.3")
 REFERENCE_SOURCE = CHAPTER.reference_impl.read_text(encoding="utf-8")
-REFERENCE = _trusted_module(CHAPTER, "reference", REFERENCE_SOURCE.encode())
+REFERENCE = load_trusted_module(CHAPTER, "reference", REFERENCE_SOURCE.encode())
 ROWS = tomllib.loads(CHAPTER.pitfalls.read_text(encoding="utf-8"))["mutants"]
 WAYS = {row["id"]: [row["patch"], *row.get("recognisers", [])] for row in ROWS}
 
 
 def module_from_patch(name: str, patch_name: str):
     patch = (CHAPTER.pitfalls.parent / patch_name).read_text(encoding="utf-8")
-    return _trusted_module(CHAPTER, name, apply_patch(REFERENCE_SOURCE, patch).encode())
+    return load_trusted_module(CHAPTER, name, apply_patch(REFERENCE_SOURCE, patch).encode())
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +53,7 @@ def test_cases_cover_every_score_with_padded_and_empty_rows(payload):
 
 def test_the_reference_and_a_differently_written_variant_agree(payload, pitfall_outputs):
     reference = probes.outputs_of(REFERENCE, payload)
-    variant = _trusted_module(CHAPTER, "variant", CHAPTER.variants[0].read_bytes())
+    variant = load_trusted_module(CHAPTER, "variant", CHAPTER.variants[0].read_bytes())
     verdict = probes.judge(probes.outputs_of(variant, payload), reference, pitfall_outputs)
     assert verdict == probes.ProbeVerdict(agree=True, disagreements=(), behaves_like=())
 
@@ -70,7 +70,7 @@ def test_two_pitfalls_in_different_scores_are_both_named(payload, pitfall_output
     patches = [(CHAPTER.pitfalls.parent / name).read_text(encoding="utf-8")
                for name in ("pitfalls/s03.patch", "pitfalls/s07-dot-only.patch")]
     source = apply_patch(apply_patch(REFERENCE_SOURCE, patches[0]), patches[1])
-    student = probes.outputs_of(_trusted_module(CHAPTER, "student_s03_s07", source.encode()), payload)
+    student = probes.outputs_of(load_trusted_module(CHAPTER, "student_s03_s07", source.encode()), payload)
     verdict = probes.judge(student, probes.outputs_of(REFERENCE, payload), pitfall_outputs)
     assert verdict.behaves_like == ("s03", "s07")
 
@@ -79,7 +79,7 @@ def test_an_implementation_that_raises_is_described(payload, pitfall_outputs):
     source = REFERENCE_SOURCE.replace('    def attentional(self, query: Tensor, context: Tensor) -> Tensor:\n',
                                       '    def attentional(self, query: Tensor, context: Tensor) -> Tensor:\n'
                                       '        raise RuntimeError("not written yet")\n')
-    student = probes.outputs_of(_trusted_module(CHAPTER, "raises", source.encode()), payload)
+    student = probes.outputs_of(load_trusted_module(CHAPTER, "raises", source.encode()), payload)
     verdict = probes.judge(student, probes.outputs_of(REFERENCE, payload), pitfall_outputs)
     assert verdict.disagreements == tuple(f"{s}: the implementation raised RuntimeError: not written yet"
                                           for s in probes.SCORES)
