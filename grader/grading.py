@@ -8,14 +8,17 @@ verdict "error" and a message, never a traceback, so the CLI, the API and CI see
 from __future__ import annotations
 
 import importlib.util
+import random
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
+from typing import TypeVar
 
 from grader import probes, scoring
 from grader.chapter import Chapter, ManifestError, load_chapter
@@ -39,6 +42,8 @@ from grader.settings import Settings, SettingsError
 # The failures a grade reports as verdict "error" with a message; anything else is a bug.
 GRADING_ERRORS = (ManifestError, IntakeError, CatalogueError, SandboxUnavailable, RunnerError, SettingsError)
 MAX_MESSAGE_CHARS = 500
+ALONE = " (run alone)"  # how the validity runs of the clean runner are labelled
+T = TypeVar("T")
 # The machinery checks itself on every grade (mutmut's forced-fail run): a module that cannot be
 # imported must come out killed, or no outcome of the pass means anything.
 FORCED_FAILURE = "forced-failure"
@@ -82,17 +87,35 @@ def grade(request: GradeRequest) -> Report:
         return _error_report(request, exc, started)
 
 
+@dataclass(frozen=True)
+class Runners:
+    """A submission's two sandboxes. ``clean``'s zygote never runs the student's code: it runs the
+    course tests, the probes and the suite on a few implementations *alone* (each child collects
+    the suite itself). ``fast`` collects the suite once and forks every mutant's run from there: the
+    mutation pass. Everything in ``fast``'s sandbox is the student's to tamper with once their
+    conftest has run, so its kills count only if the runs alone agree (see _grade_tests)."""
+
+    clean: WarmRunner
+    fast: WarmRunner | None  # None when no tests were submitted
+
+
 @contextmanager
-def sandboxed_runner(chapter: Chapter, submission: Submission, backend_name: str,
-                     settings: Settings) -> Iterator[WarmRunner]:
-    """One warm runner in one sandbox for this submission, its tests mounted read-only."""
+def sandboxed_runners(chapter: Chapter, submission: Submission, backend_name: str,
+                      settings: Settings) -> Iterator[Runners]:
+    """The submission's runners, started at once, its tests mounted read-only in both."""
     backend = get_backend(backend_name)
     backend.check()
-    with tempfile.TemporaryDirectory(prefix="grader-submission-") as scratch:
+    with tempfile.TemporaryDirectory(prefix="grader-submission-") as scratch, ExitStack() as stack:
         tests_dir = _materialise_tests(submission, Path(scratch))
-        with WarmRunner(chapter=chapter, backend=backend, student_tests=tests_dir, limits=settings.limits(),
-                        workers=settings.workers, seed=submission.seed) as runner:
-            yield runner
+        runners = [WarmRunner(chapter=chapter, backend=backend, student_tests=tests_dir, limits=settings.limits(),
+                              workers=settings.workers, seed=submission.seed, collect=collect)
+                   for collect in ((False, True) if tests_dir is not None else (False,))]
+        for runner in runners:
+            stack.callback(runner.close)
+            runner.launch()
+        for runner in runners:
+            runner.await_ready()
+        yield Runners(clean=runners[0], fast=runners[1] if len(runners) > 1 else None)
 
 
 def _read(chapter: Chapter, request: GradeRequest) -> Submission:
@@ -106,10 +129,18 @@ def _read(chapter: Chapter, request: GradeRequest) -> Submission:
 def _grade(chapter: Chapter, catalogue: Catalogue, submission: Submission, backend_name: str,
            settings: Settings, started: float) -> Report:
     timing: dict[str, float] = {}
-    with sandboxed_runner(chapter, submission, backend_name, settings) as runner:
+    # The runners close before the background pass is joined, so an error here stops it at once.
+    with ThreadPoolExecutor(max_workers=1) as background, \
+            sandboxed_runners(chapter, submission, backend_name, settings) as runners:
         timing["startup"] = _since(started)
-        implementation = _grade_implementation(runner, chapter, catalogue, submission, settings, timing)
-        tests = _grade_tests(runner, chapter, catalogue, timing) if submission.tests is not None else None
+        fast = runners.fast
+        mutation = None if fast is None else background.submit(_timed, timing, "mutation", _mutation_pass, fast,
+                                                                catalogue)
+        implementation = _grade_implementation(runners.clean, chapter, catalogue, submission, settings, timing)
+        tests = None
+        if mutation is not None:
+            alone = _timed(timing, "alone", _alone_pass, runners.clean, catalogue, submission.seed, settings)
+            tests = _grade_tests(mutation.result(), alone, chapter, catalogue)
     timing["total"] = _since(started)
     return Report(
         chapter=chapter.id,
@@ -197,32 +228,48 @@ def load_trusted_module(chapter: Chapter, name: str, source: bytes) -> ModuleTyp
     return module
 
 
-def _grade_tests(runner: WarmRunner, chapter: Chapter, catalogue: Catalogue, timing: dict[str, float]) -> Tests:
-    phase = time.monotonic()
-    variants = {f"variant {i + 1}": source for i, source in enumerate(catalogue.variants)}
+def _mutation_pass(runner: WarmRunner, catalogue: Catalogue) -> SuitePass:
+    """Every mutant through the fast runner, with the forced failure that checks the machinery."""
     suite = runner.mutation_pass(
         reference=catalogue.reference,
-        variants=variants,
+        variants=_variants(catalogue),
         mutants={FORCED_FAILURE: FORCED_FAILURE_SOURCE, **{m.id: m.source for m in catalogue.mutants}},
     )
-    timing["mutation"] = _since(phase)
     forced = suite.runs.get(FORCED_FAILURE)
     if forced is not None and not forced.killed:
         raise RunnerError("the runner failed its own check: a module that cannot even be imported survived "
                           "the student's tests, so no outcome of this grade can be trusted")
+    return suite
+
+
+def _alone_pass(runner: WarmRunner, catalogue: Catalogue, seed: int, settings: Settings) -> SuitePass:
+    """The correct implementations, every pitfall mutant and a seeded sample of the pool, each run
+    alone: a kill the fast pass reports must happen here too."""
+    pool = [m.id for m in catalogue.mutants if not m.pitfall]
+    sample = set(random.Random(seed).sample(pool, min(settings.alone_sample, len(pool))))
+    return runner.mutation_pass(reference=catalogue.reference, variants=_variants(catalogue),
+                                mutants={m.id: m.source for m in catalogue.mutants if m.pitfall or m.id in sample})
+
+
+def _variants(catalogue: Catalogue) -> dict[str, bytes]:
+    return {f"variant {i + 1}": source for i, source in enumerate(catalogue.variants)}
+
+
+def _grade_tests(suite: SuitePass, alone: SuitePass, chapter: Chapter, catalogue: Catalogue) -> Tests:
     return scoring.grade_tests(
-        validity=_validity(suite),
+        validity=_validity(suite) + _validity(alone, ALONE),
         mutants=tuple(_mutant_result(suite, m.id, m.pitfall) for m in catalogue.mutants if m.id in suite.runs),
         threshold=chapter.threshold,
         required_pitfalls=chapter.required_pitfalls,
+        killed_alone={run_id: alone.runs[run_id].killed for run_id in alone.mutants},
     )
 
 
-def _validity(suite: SuitePass) -> tuple[ValidityRun, ...]:
+def _validity(suite: SuitePass, how: str = "") -> tuple[ValidityRun, ...]:
     labels = {REFERENCE: "reference", REFERENCE_AGAIN: "reference (run again last)"}
     return tuple(
         ValidityRun(
-            implementation=labels.get(run_id, run_id),
+            implementation=labels.get(run_id, run_id) + how,
             outcome=run.outcome.value,
             failed_test=run.node if run.killed else None,
             # Never the run's own message: it was written by the student's code while the trusted
@@ -256,6 +303,14 @@ def _error_report(request: GradeRequest, exc: Exception, started: float) -> Repo
 
 def _clip(text: str) -> str:
     return text if len(text) <= MAX_MESSAGE_CHARS else text[:MAX_MESSAGE_CHARS] + " [...]"
+
+
+def _timed(timing: dict[str, float], phase: str, work: Callable[..., T], *args: object) -> T:
+    began = time.monotonic()
+    try:
+        return work(*args)
+    finally:
+        timing[phase] = _since(began)
 
 
 def _since(start: float) -> float:

@@ -6,7 +6,7 @@ kill, what passes the bar) are in one place and unit-testable without running an
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from grader.report.model import (
     Implementation,
@@ -33,12 +33,32 @@ def invalid_reason(validity: Sequence[ValidityRun]) -> str | None:
     return None
 
 
+def alone_reason(mutants: Sequence[MutantResult], killed_alone: Mapping[str, bool]) -> str | None:
+    """Why the mutation pass cannot be believed, or None: each mutant also run alone (a fresh
+    process that saw no other implementation) must come out as it did among the others. A test
+    that decides by what earlier runs left behind, rather than by behaviour, shows up here."""
+    together = {m.id: m.outcome.is_killed for m in mutants}
+    only_together = sorted(i for i, alone in killed_alone.items() if together.get(i) and not alone)
+    only_alone = sorted(i for i, alone in killed_alone.items() if alone and together.get(i) is False)
+    parts = []
+    if only_together:
+        parts.append(f"killed {', '.join(only_together)} only when run after other implementations: run alone, "
+                     "in a fresh process, the same tests let them survive")
+    if only_alone:
+        parts.append(f"killed {', '.join(only_alone)} when run alone but not among the others")
+    if not parts:
+        return None
+    return "; ".join(parts) + (". Tests must judge each implementation by its behaviour alone, not by what "
+                               "earlier runs left behind (files, memory, the runner's own state)")
+
+
 def grade_tests(
     *,
     validity: Sequence[ValidityRun],
     mutants: Sequence[MutantResult],
     threshold: float,
     required_pitfalls: Sequence[str],
+    killed_alone: Mapping[str, bool],
 ) -> Tests:
     """The mutation grade: killed / total, and the bar (threshold and every required pitfall)."""
     killed = sum(1 for m in mutants if m.outcome.is_killed)
@@ -46,7 +66,7 @@ def grade_tests(
     score = killed / total if total else 0.0
     survivors = {m.id for m in mutants if not m.outcome.is_killed}
     missed = tuple(p for p in required_pitfalls if p in survivors or p not in {m.id for m in mutants})
-    reason = invalid_reason(validity)
+    reason = invalid_reason(validity) or alone_reason(mutants, killed_alone)
     if reason is not None:
         verdict = TestsVerdict.INVALID
     elif score >= threshold and not missed:

@@ -30,6 +30,7 @@ class Settings:
     course_timeout: float = 10.0  # one attempt at the course tests (the reference needs ~0.3 s)
     course_budget: float = 30.0  # every attempt together: a hanging test is skipped and the rest rerun
     probe_timeout: float = 10.0  # the trusted probes' run of the implementation
+    alone_sample: int = 12  # pool mutants (beside every pitfall) whose fast-pass kill is checked by a run alone
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] = os.environ) -> Settings:

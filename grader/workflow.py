@@ -18,7 +18,7 @@ from rich.console import Console
 from rich.text import Text
 
 from grader.chapter import Chapter, ManifestError, load_chapter
-from grader.grading import GRADING_ERRORS, GradeRequest, grade, run_course_tests, sandboxed_runner
+from grader.grading import GRADING_ERRORS, GradeRequest, grade, run_course_tests, sandboxed_runners
 from grader.intake import Submission, read_submission
 from grader.report.model import CourseTest, Verdict
 from grader.report.text import course_test_table
@@ -155,8 +155,8 @@ def course_tests(*, chapter_id: str, repo: Path, backend: str) -> CourseRun:
         settings = Settings.from_env()
         chapter = load_chapter(chapter_id)
         submission = read_submission(chapter, repo / chapter.student.impl, None)
-        with sandboxed_runner(chapter, submission, backend, settings) as runner:
-            tests = run_course_tests(runner, submission.impl, settings)
+        with sandboxed_runners(chapter, submission, backend, settings) as runners:
+            tests = run_course_tests(runners.clean, submission.impl, settings)
     except GRADING_ERRORS as exc:
         return CourseRun(verdict=Verdict.ERROR, tests=(), error=str(exc))
     verdict = Verdict.PASS if tests and all(t.outcome == PASSED for t in tests) else Verdict.FAIL

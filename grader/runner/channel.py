@@ -48,7 +48,7 @@ ANSWER_SCHEMA = {
     "required": ["kind", "run", "outcome", "node", "message", "output", "seconds", "install_seconds",
                  "test_seconds", "blobs"],
     "properties": {
-        "kind": {"enum": ["course", "suite", "call"]},
+        "kind": {"enum": ["course", "suite", "alone", "call"]},
         "run": {"type": "integer"},
         "outcome": {"enum": [outcome.value for outcome in Outcome]},
         "node": {"type": ["string", "null"]},

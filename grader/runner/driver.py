@@ -5,6 +5,13 @@ The driver decides everything the tests must not learn: it names runs by opaque 
 the same order), and sends each module's bytes only in the request that runs it. Test order
 within a run is adaptive: the tests that killed most runs so far go first, so a killed mutant
 usually stops after one test.
+
+A zygote that collects the student's suite (``collect=True``, the fast mutation pass) has run the
+student's code, so from then on nothing inside its sandbox can be trusted to keep runs apart: a
+conftest can patch the zygote itself and watch every module sent through it. Such a runner's
+kills are therefore checked by a second runner (``collect=False``) whose zygote never runs the
+student's code: each of its children collects the suite for itself, so a run *alone* sees only
+its own module (see ``isolation_pass`` and grading.py).
 """
 
 from __future__ import annotations
@@ -48,19 +55,20 @@ class WarmRunner:
     """A context manager around one zygote; see the module docstring."""
 
     def __init__(self, *, chapter: Chapter, backend: SandboxBackend, student_tests: Path | None,
-                 limits: Limits = Limits(), workers: int = 2, seed: int = 0) -> None:
+                 limits: Limits = Limits(), workers: int = 2, seed: int = 0, collect: bool = True) -> None:
         if workers < 1:
             raise ValueError(f"workers must be at least 1, got {workers}")
         if student_tests is not None and not student_tests.is_dir():
             raise ValueError(f"student tests folder {student_tests} does not exist")
         self.chapter, self.backend, self.student_tests = chapter, backend, student_tests
-        self.limits, self.workers, self.seed = limits, workers, seed
+        self.limits, self.workers, self.seed, self.collect = limits, workers, seed, collect
         self.collected: tuple[str, ...] = ()
         self.collection_errors: tuple[str, ...] = ()
         self.landlock_abi = 0
         self._process: SandboxedProcess | None = None
         self._channel: Channel | None = None
         self._tokens = 0
+        self._ready_by = 0.0
         self._kills: Counter[str] = Counter()
 
     # -- lifecycle -------------------------------------------------------------------------
@@ -91,16 +99,25 @@ class WarmRunner:
         return {"kind": "config", "sys_path": [str(substrate.parent)], "module": module,
                 "module_file": str(substrate / leaf), "course_tests": self._course_target(self.chapter.course_tests),
                 "student_tests": STUDENT_TESTS_TARGET if self.student_tests is not None else None,
-                "scratch": SCRATCH, "runner_dir": RUNNER_TARGET, "workers": self.workers}
+                "collect": self.collect, "scratch": SCRATCH, "runner_dir": RUNNER_TARGET, "workers": self.workers}
 
     def start(self) -> None:
         """Spawn the zygote and wait until it has imported everything and collected the tests."""
+        self.launch()
+        self.await_ready()
+
+    def launch(self) -> None:
+        """Spawn the zygote and send its configuration, without waiting for it (so that several
+        sandboxes can start at once)."""
         self._process = self.backend.spawn([self.backend.python, f"{RUNNER_TARGET}/zygote.py"],
                                            mounts=self.mounts(), limits=self.limits, env=THREAD_ENV)
         self._channel = Channel(self._process)
-        deadline = time.monotonic() + min(STARTUP_SECONDS, self.limits.wall_seconds)
-        self._channel.send(self._config(), [], deadline=deadline)
-        ready, _ = self._channel.receive(READY, deadline=deadline)
+        self._ready_by = time.monotonic() + min(STARTUP_SECONDS, self.limits.wall_seconds)
+        self._channel.send(self._config(), [], deadline=self._ready_by)
+
+    def await_ready(self) -> None:
+        """Wait until the launched zygote has imported everything (and collected the tests)."""
+        ready, _ = self._live_channel().receive(READY, deadline=self._ready_by)
         self.collected = tuple(ready["collected"])
         self.collection_errors = tuple(ready["collection_errors"])
         self.landlock_abi = ready["landlock_abi"]
@@ -189,13 +206,14 @@ class WarmRunner:
     def suite_runs(self, runs: Sequence[tuple[str, bytes]], *, timeout: float, stop_early: bool = True,
                    last: tuple[str, bytes] | None = None) -> dict[str, SuiteRun]:
         """Each (id, module) through the student's suite, in a seeded shuffled order, pipelined;
-        ``last``, if given, is sent after all the others (it may still overlap the final few)."""
+        ``last``, if given, is sent after all the others (it may still overlap the final few).
+        Without ``collect``, each run collects the suite in its own child: a run alone."""
         ids = [run_id for run_id, _ in runs] + ([last[0]] if last else [])
         if len(set(ids)) != len(ids):
             raise ValueError("run ids must be unique")
         if self.student_tests is None:
             raise ValueError("this runner was started without student tests")
-        if self.collection_errors or not self.collected:
+        if self.collect and (self.collection_errors or not self.collected):
             message = "\n".join(self.collection_errors) or "no tests were collected"
             return {run_id: SuiteRun(run_id, Outcome.ERROR, None, message[-2048:], "", 0.0, 0.0, None)
                     for run_id in ids}
@@ -217,13 +235,14 @@ class WarmRunner:
                 if counted < len(sent) - window:
                     break  # an older run is still out: wait for its answer first
                 run_id, module = queue.pop()
-                request = {"kind": "suite", "timeout": timeout, "order": self.test_order(), "stop_early": stop_early}
+                request = {"kind": "suite" if self.collect else "alone", "timeout": timeout,
+                           "order": self.test_order(), "stop_early": stop_early}
                 # a queued request may wait for the run ahead of it, hence the depth in its deadline
                 deadline = time.monotonic() + PIPELINE_DEPTH * timeout + ANSWER_SLACK_SECONDS
                 in_flight[self._send(request, [module])] = (len(sent), deadline)
                 sent.append(run_id)
             answer, _ = self._receive(min(deadline for _, deadline in in_flight.values()))
-            if answer["run"] not in in_flight or answer["kind"] != "suite":
+            if answer["run"] not in in_flight or answer["kind"] != request["kind"]:
                 raise self._live_channel().failure(f"unexpected answer for run {answer['run']}")
             index, _ = in_flight.pop(answer["run"])
             results[index] = self._suite_run(sent[index], answer)
@@ -247,7 +266,8 @@ class WarmRunner:
 
     def mutation_pass(self, *, reference: bytes, variants: Mapping[str, bytes], mutants: Mapping[str, bytes],
                       stop_early: bool = True) -> SuitePass:
-        """Reference first (it sets the timeout), then variants and mutants shuffled, then the reference again."""
+        """Reference first (it sets the timeout), then variants and mutants shuffled, then the reference
+        again (only where runs share a collecting zygote: alone, a run cannot depend on another)."""
         reserved = {REFERENCE, REFERENCE_AGAIN} & (set(variants) | set(mutants))
         if reserved or set(variants) & set(mutants):
             raise ValueError(f"variant and mutant ids must be distinct and not {sorted(reserved)}")
@@ -256,6 +276,6 @@ class WarmRunner:
             return SuitePass(timeout=FIRST_RUN_SECONDS, runs={REFERENCE: first}, variants=(), mutants=())
         timeout = timeout_from_reference(first.seconds)
         rest = self.suite_runs([*variants.items(), *mutants.items()], timeout=timeout, stop_early=stop_early,
-                               last=(REFERENCE_AGAIN, reference))
+                               last=(REFERENCE_AGAIN, reference) if self.collect else None)
         return SuitePass(timeout=timeout, runs={REFERENCE: first, **rest}, variants=tuple(variants),
                          mutants=tuple(mutants))

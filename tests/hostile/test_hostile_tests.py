@@ -12,7 +12,7 @@ import pytest
 from hostile_helpers import CORRECT_IMPL, WRONG_IMPL, assert_contained, hostile_cases, hostile_tests
 
 QUICK = ["exit_in_test", "exit_at_collection", "fs_hunt", "read_source", "remember_first", "kill_zygote",
-         "memory_hog"]
+         "memory_hog", "spy_on_runner"]
 SLOW = ["loop_in_test", "fork_storm", "output_flood"]  # they run into the course-test or sandbox wall clock
 DOCKER_TOO = {"exit_in_test", "fs_hunt", "read_source", "fork_storm"}
 
@@ -35,6 +35,18 @@ def test_remembering_the_first_implementation_is_invalid(grade_hostile, sandbox_
     assert_contained(graded)
     tests = graded.report["tests"]
     assert tests["verdict"] == "invalid" or tests["killed"] == 0, tests
+
+
+def test_tests_that_spy_on_the_runner_are_caught_by_the_runs_alone(grade_hostile, sandbox_backend):
+    """The conftest patches the fast runner's zygote to see every module, so the suite kills every
+    mutant without testing anything; run alone, it kills none, and the disagreement is reported."""
+    graded = grade_hostile(impl=CORRECT_IMPL.read_text(), tests=hostile_tests("spy_on_runner"),
+                           backend=sandbox_backend("bwrap"))
+    assert_contained(graded)
+    tests = graded.report["tests"]
+    assert tests["verdict"] == "invalid", tests
+    assert "only when run after other implementations" in tests["invalid_reason"]
+    assert all(f"s0{n}" in tests["invalid_reason"] for n in range(1, 8))
 
 
 @pytest.mark.parametrize("name", ["patch_numpy", "patch_pytest"])

@@ -19,9 +19,12 @@ def mutants(pitfalls_killed=("s01", "s02"), pool_killed=8, pool_total=10):
     return tuple(rows)
 
 
-def grade(validity=VALID, rows=None, threshold=0.8):
-    return grade_tests(validity=validity, mutants=rows if rows is not None else mutants(), threshold=threshold,
-                       required_pitfalls=REQUIRED)
+def grade(validity=VALID, rows=None, threshold=0.8, killed_alone=None):
+    rows = rows if rows is not None else mutants()
+    if killed_alone is None:  # by default every mutant checked alone agrees with the pass
+        killed_alone = {row.id: row.outcome.is_killed for row in rows}
+    return grade_tests(validity=validity, mutants=rows, threshold=threshold, required_pitfalls=REQUIRED,
+                       killed_alone=killed_alone)
 
 
 def test_a_suite_over_the_bar_with_every_pitfall_passes():
@@ -56,6 +59,29 @@ def test_a_suite_that_does_not_pass_on_a_correct_implementation_is_invalid(outco
     result = grade(validity=validity)
     assert result.verdict is TestsVerdict.INVALID
     assert result.invalid_reason == f"test test_x {outcome} on the variant 1, a correct implementation: boom"
+
+
+def test_a_kill_that_does_not_happen_alone_makes_the_suite_invalid():
+    result = grade(killed_alone={"s01": True, "s02": False, "m1": True})
+    assert result.verdict is TestsVerdict.INVALID
+    assert "killed s02 only when run after other implementations" in result.invalid_reason
+    assert "m1" not in result.invalid_reason
+
+
+def test_a_survivor_killed_alone_is_also_a_disagreement():
+    result = grade(killed_alone={"m9": True})  # m9 survived the pass (pool_killed=8)
+    assert result.verdict is TestsVerdict.INVALID
+    assert "killed m9 when run alone but not among the others" in result.invalid_reason
+
+
+def test_agreeing_runs_alone_change_nothing():
+    assert grade(killed_alone={"s01": True, "m9": False}).verdict is TestsVerdict.PASS
+
+
+def test_a_failing_correct_implementation_is_reported_before_disagreements():
+    invalid = (ValidityRun("reference", "failed", "t.py::t"),)
+    result = grade(validity=invalid, killed_alone={"s02": False})
+    assert result.invalid_reason.startswith("test t.py::t failed on the reference")
 
 
 def test_implementation_needs_course_tests_and_probes():

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from . import isolation, loader
-from .course import run_course
+from .session import run_alone, run_course
 from .records import Recorder, clip
 from .suite import ordered, run_items
 
@@ -108,7 +108,11 @@ def _dispatch(setup: Setup, job: Job, recorder: Recorder) -> None:
         run_course(setup.course_tests, setup.student_tests, skip=set(job.skip), import_error=import_error,
                    recorder=recorder)
     elif module is None:
-        pass  # suite and call: the "raised" event is the answer
+        pass  # suite, alone and call: the "raised" event is the answer
+    elif job.kind == "alone":
+        if setup.student_tests is None:
+            raise RuntimeError("alone run without student tests")
+        run_alone(setup.student_tests, order=job.order, stop_early=job.stop_early, recorder=recorder)
     elif job.kind == "suite":
         if setup.session is None:
             raise RuntimeError("suite run without a collected session")

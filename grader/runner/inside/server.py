@@ -37,7 +37,8 @@ MAX_RECORD_BYTES = 20 << 20  # all a child may write to its record pipe
 ORPHAN_SWEEPS = 8  # re-parenting depth handled before a run is answered
 OUTPUT_KEEP_BYTES = 4096  # what is kept of a child's stdout+stderr, for messages
 CONFIG_FIELDS: dict[str, type | tuple[type, ...]] = {"sys_path": list, "module": str, "module_file": str, "course_tests": str,
-                 "student_tests": (str, type(None)), "scratch": str, "runner_dir": str, "workers": int}
+                 "student_tests": (str, type(None)), "collect": bool, "scratch": str, "runner_dir": str,
+                 "workers": int}
 
 # Imported once here so that no child pays for them: numpy loads these submodules lazily on first
 # use, which costs a child more (10-20 ms) than a typical killing test.
@@ -308,7 +309,7 @@ def _job_from_request(request: dict, buffer: memoryview, scratch: Path) -> Job:
     """Check a request's fields (the driver is trusted, but a bug must fail loudly here)."""
     kind = request.get("kind")
     sizes = request["blobs"]
-    expected = {"course": 1, "suite": 1, "call": 2}
+    expected = {"course": 1, "suite": 1, "alone": 1, "call": 2}
     if kind not in expected or len(sizes) != expected[kind]:
         raise ProtocolError(f"bad request kind {kind!r} with {len(sizes)} payloads")
     if type(request.get("run")) is not int or not isinstance(request.get("timeout"), (int, float)):
@@ -410,7 +411,7 @@ def main() -> None:
         sys.stderr.flush()
         os._exit(0)
 
-    if student_tests is None:
-        serve(None, [])
+    if student_tests is None or not config["collect"]:
+        serve(None, [])  # this zygote never runs the student's code: each child collects for itself
     else:
         collect_and_serve(student_tests, serve)
