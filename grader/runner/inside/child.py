@@ -37,7 +37,8 @@ class Setup:
     landlock_abi: int
     readable: list[Path]
     placeholder: loader.PlaceholderModule
-    session: pytest.Session | None
+    session: pytest.Session | None  # configured for the student's tests (None: no tests submitted)
+    collected: bool  # the session holds the collected tests (else each child collects: runs alone)
     namespaces: list[dict]  # where the collected tests hold names from the graded module
 
 
@@ -109,16 +110,14 @@ def _dispatch(setup: Setup, job: Job, recorder: Recorder) -> None:
                    recorder=recorder)
     elif module is None:
         pass  # suite, alone and call: the "raised" event is the answer
-    elif job.kind == "alone":
-        if setup.student_tests is None:
-            raise RuntimeError("alone run without student tests")
-        run_alone(setup.student_tests, order=job.order, stop_early=job.stop_early, recorder=recorder)
-    elif job.kind == "suite":
-        if setup.session is None:
-            raise RuntimeError("suite run without a collected session")
-        run_items(ordered(setup.session.items, job.order), stop_early=job.stop_early, recorder=recorder)
-    else:
+    elif job.kind == "call":
         _call(setup, job, module, recorder)
+    elif setup.session is None or setup.collected != (job.kind == "suite"):
+        raise RuntimeError(f"a {job.kind} run needs a session that is {'' if job.kind == 'suite' else 'not '}collected")
+    elif job.kind == "alone":
+        run_alone(setup.session, order=job.order, stop_early=job.stop_early, recorder=recorder)
+    else:
+        run_items(ordered(setup.session.items, job.order), stop_early=job.stop_early, recorder=recorder)
     recorder.emit("done")
 
 

@@ -30,7 +30,7 @@ from .child import Job, Setup, run_child
 from .outcomes import ChildExit, Outcome, classify_status, decide
 from .protocol import LENGTH_BYTES, FrameBuffer, ProtocolError, decode_header, encode_frame, header_length
 from .records import check_event, clip
-from .suite import collect_and_serve, test_namespaces
+from .suite import serve_from_session, test_namespaces
 
 MAX_REQUEST_BYTES = 32 << 20  # module source plus a call's payload
 MAX_RECORD_BYTES = 20 << 20  # all a child may write to its record pipe
@@ -395,23 +395,25 @@ def main() -> None:
     abi = isolation.landlock_abi()
     student_tests = Path(config["student_tests"]) if config["student_tests"] else None
 
+    collect = config["collect"]
+
     def serve(session, errors: list[str]) -> None:
+        collected = session is not None and collect
         setup = Setup(module=config["module"], module_file=config["module_file"],
                       course_tests=Path(config["course_tests"]), student_tests=student_tests,
                       runner_dir=Path(config["runner_dir"]), landlock_abi=abi,
                       readable=isolation.readable_roots(scratch) if abi else [],
-                      placeholder=placeholder, session=session,
-                      namespaces=test_namespaces(session, student_tests) if session and student_tests else [])
-        collected = [item.nodeid for item in session.items] if session is not None else []
+                      placeholder=placeholder, session=session, collected=collected,
+                      namespaces=test_namespaces(session, student_tests) if collected and student_tests else [])
         # Children must not copy the warm heap: a collection in a child writes to every object's
         # GC header, and copy-on-write then duplicates the whole heap page by page (tens of ms).
         gc.collect()
         gc.freeze()
-        Zygote(io, config, setup, scratch).serve(collected, errors)
+        Zygote(io, config, setup, scratch).serve([item.nodeid for item in session.items] if collected else [], errors)
         sys.stderr.flush()
         os._exit(0)
 
-    if student_tests is None or not config["collect"]:
-        serve(None, [])  # this zygote never runs the student's code: each child collects for itself
+    if student_tests is None:
+        serve(None, [])
     else:
-        collect_and_serve(student_tests, serve)
+        serve_from_session(student_tests, serve, collect=collect)

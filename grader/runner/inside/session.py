@@ -1,12 +1,14 @@
-"""A fresh ``pytest.main`` in a child, with the run's module already installed.
+"""pytest sessions in a child beyond the zygote's pre-collected one (suite.py).
 
-Two kinds of run use it. Course runs (the course tests on the student's module) are few, so a
-full session costs little, and every course test runs: each start and end is recorded as it
-happens, so if one test hangs or crashes the child, the driver knows which one and can rerun the
-rest without it. Runs *alone* (the student's suite on a trusted module, in a zygote that never
-imported the student's code) collect the suite in the child itself: slower than the pre-collected
-session of suite.py, but the process that forks them has run no student code, so nothing a test
-did in one run can reach another (see driver.WarmRunner's ``collect``).
+Course runs (the course tests on the student's module) are few, so each is a full fresh
+``pytest.main``, and every course test runs: each start and end is recorded as it happens, so if
+one test hangs or crashes the child, the driver knows which one and can rerun the rest without it.
+
+Runs *alone* (the student's suite on a trusted module, in a zygote that never ran the student's
+code) collect the suite in the child itself, from a session the zygote configured without
+loading any conftest: slower than the fast zygote's pre-collected session, but the process that
+forks them has run no student code, so nothing a test did in one run can reach another (see
+driver.WarmRunner's ``collect``).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from .records import Recorder, clip
-from .suite import ordered, summarize
+from .suite import ordered, run_items, summarize
 
 COLLECTION_NODE = "<collection>"
 
@@ -33,14 +35,17 @@ class SessionRecorder:
         self._order = order
         self._import_error = import_error
         self._reports: dict[str, list[pytest.TestReport]] = {}
+        self.collection_failed = False
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
+            self.collection_failed = True
             self._recorder.emit("end", node=report.nodeid or COLLECTION_NODE, outcome="error",
                                 message=clip(report.longreprtext), seconds=0.0)
 
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
         if not items:
+            self.collection_failed = True
             self._recorder.emit("end", node=COLLECTION_NODE, outcome="error", message="no tests were collected",
                                 seconds=0.0)
         items[:] = ordered([item for item in items if item.nodeid not in self._skip], self._order)
@@ -78,8 +83,14 @@ def run_course(tests: Path, student_tests: Path | None, *, skip: set[str], impor
     pytest.main([str(tests), "-q", "-s", "-p", "no:cacheprovider", "--rootdir", str(tests)], plugins=[plugin])
 
 
-def run_alone(tests: Path, *, order: Sequence[str], stop_early: bool, recorder: Recorder) -> None:
-    """Collect and run the student's suite under ``tests`` in this child, ``order`` first."""
+def run_alone(session: pytest.Session, *, order: Sequence[str], stop_early: bool, recorder: Recorder) -> None:
+    """Collect the student's suite in this child, from the zygote's configured but uncollected
+    session, and run it, ``order`` first. Conftests load here, during collection (the zygote ran
+    pytest with --noconftest); a conftest's pytest_addoption still runs, its options at their
+    defaults."""
     plugin = SessionRecorder(recorder, skip=set(), order=order, import_error=None)
-    args = [str(tests), "-q", "-s", "--tb=line", "-p", "no:cacheprovider", "--rootdir", str(tests)]
-    pytest.main([*args, "-x"] if stop_early else args, plugins=[plugin])
+    session.config.pluginmanager.register(plugin)
+    session.config.pluginmanager._noconftest = False  # noqa: SLF001 - pytest has no public switch for this
+    session.perform_collect()
+    if not plugin.collection_failed:
+        run_items(session.items, stop_early=stop_early, recorder=recorder)

@@ -21,11 +21,13 @@ from .outcomes import Outcome
 from .records import Recorder, clip
 
 
-class CollectThenServe:
-    """A pytest plugin: let pytest collect, then hand the live session to the serve loop."""
+class ServeFromSession:
+    """A pytest plugin: let pytest configure (and, if ``collect``, collect), then hand the live
+    session to the serve loop, which never returns control to pytest's own loop."""
 
-    def __init__(self, serve: Callable[[pytest.Session | None, list[str]], None]) -> None:
+    def __init__(self, serve: Callable[[pytest.Session | None, list[str]], None], *, collect: bool) -> None:
         self._serve = serve
+        self._collect = collect
         self.errors: list[str] = []
         self.served = False
 
@@ -34,19 +36,57 @@ class CollectThenServe:
             self.errors.append(clip(f"{report.nodeid or 'collection'}: {report.longreprtext}"))
 
     @pytest.hookimpl(tryfirst=True)
+    def pytest_collection(self, session: pytest.Session) -> bool | None:
+        if self._collect:
+            return None  # pytest collects; pytest_runtestloop serves
+        _rewrite_in_advance(session.config, Path(session.config.rootpath))
+        self.served = True
+        self._serve(session, self.errors)
+        return True
+
+    @pytest.hookimpl(tryfirst=True)
     def pytest_runtestloop(self, session: pytest.Session) -> bool:
         self.served = True
         self._serve(session, self.errors)
         return True
 
 
-def collect_and_serve(tests: Path, serve: Callable[[pytest.Session | None, list[str]], None]) -> None:
-    """Collect the tests under ``tests`` and serve with the session; serve anyway if pytest fails."""
-    plugin = CollectThenServe(serve)
+def _rewrite_in_advance(config: pytest.Config, tests: Path) -> None:
+    """Rewrite the asserts of every module under ``tests`` once, here, for every child to reuse.
+
+    Rewriting parses and compiles the student's source without running it, so the zygote stays
+    clean; pytest would otherwise redo it in each child (the read-only mount keeps it from caching
+    the result on disk).
+    """
+    from _pytest.assertion import rewrite
+
+    if config.getoption("assertmode") != "rewrite":
+        return
+    done: dict[Path, tuple[bytes, object]] = {}
+    for path in sorted(tests.rglob("*.py")):
+        try:
+            done[path] = rewrite._rewrite_test(path, config)  # noqa: SLF001 - the hook's own step
+        except (SyntaxError, ValueError, OSError):
+            continue  # the child's import reports it, as pytest would
+    original = rewrite._rewrite_test  # noqa: SLF001
+
+    def rewritten(fn: Path, config: pytest.Config):
+        return done.get(Path(fn)) or original(fn, config)
+
+    rewrite._rewrite_test = rewritten  # noqa: SLF001
+
+
+def serve_from_session(tests: Path, serve: Callable[[pytest.Session | None, list[str]], None], *,
+                       collect: bool) -> None:
+    """Configure pytest for the tests under ``tests`` and serve with its session; serve anyway if
+    pytest fails. With ``collect``, the session holds the collected tests (the student's conftest
+    and test modules have run in this process). Without, no conftest is loaded and nothing is
+    collected, so no student code runs here: each child collects for itself (collect_alone)."""
+    plugin = ServeFromSession(serve, collect=collect)
     # --tb=line: a failure's one-line message is all the grade needs, and pytest's long
     # tracebacks cost a killed run several times the test itself.
     args = [str(tests), "-q", "-s", "--tb=line", "-p", "no:cacheprovider", "--rootdir", str(tests)]
-    code = pytest.main(args, plugins=[plugin])
+    code = pytest.main(args if collect else [*args, "--noconftest"], plugins=[plugin])
     if not plugin.served:
         serve(None, [*plugin.errors, f"pytest stopped before collecting the tests (exit code {int(code)})"])
 
