@@ -35,7 +35,7 @@ class Setup:
     student_tests: Path | None
     runner_dir: Path
     landlock_abi: int
-    readable: list[Path]
+    readable: isolation.ReadRules
     placeholder: loader.PlaceholderModule
     session: pytest.Session | None  # configured for the student's tests (None: no tests submitted)
     collected: bool  # the session holds the collected tests (else each child collects: runs alone)
@@ -76,13 +76,13 @@ def _enter(setup: Setup, job: Job, *, record_fd: int, output_fd: int) -> None:
     os.dup2(devnull, 0)
     os.dup2(output_fd, 1)
     os.dup2(output_fd, 2)
-    isolation.close_fds_except({record_fd})
+    if setup.landlock_abi:  # before the fds close: the read rules name fds the zygote opened
+        isolation.confine(setup.landlock_abi, readable=setup.readable, writable=job.workdir)
+    isolation.close_fds_except(record_fd)
     os.chdir(job.workdir)
     for name in ("HOME", "TMPDIR"):
         os.environ[name] = str(job.workdir)
     tempfile.tempdir = None
-    if setup.landlock_abi:
-        isolation.confine(setup.landlock_abi, readable=setup.readable, writable=job.workdir)
     isolation.limit_cpu(job.timeout)
 
 
