@@ -25,10 +25,11 @@ _SECONDS = {"type": "number", "minimum": 0}
 _BLOBS = {"type": "array", "items": {"type": "integer", "minimum": 0}}
 READY_SCHEMA = {
     "type": "object",
-    "required": ["kind", "landlock_abi", "collected", "collection_errors", "pid", "blobs"],
+    "required": ["kind", "landlock_abi", "magic", "collected", "collection_errors", "pid", "blobs"],
     "properties": {
         "kind": {"const": "ready"},
         "landlock_abi": {"type": "integer", "minimum": 0},
+        "magic": {"type": "string", "pattern": "^[0-9a-f]{8}$"},
         "collected": {"type": "array", "items": {"type": "string"}},
         "collection_errors": {"type": "array", "items": _TEXT},
         "pid": {"type": "integer"},

@@ -24,6 +24,7 @@ from pathlib import Path, PurePosixPath
 
 from grader.chapter import Chapter
 from grader.runner.channel import ANSWER, READY, Channel
+from grader.runner.compiled import MAGIC, compiled_modules
 from grader.runner.results import (REFERENCE, REFERENCE_AGAIN, CallResult, Outcome, RunnerError, SuitePass,
                                    SuiteRun, TestOutcome)
 from grader.sandbox import Limits, Mount, SandboxBackend, SandboxedProcess
@@ -65,6 +66,7 @@ class WarmRunner:
         self.collected: tuple[str, ...] = ()
         self.collection_errors: tuple[str, ...] = ()
         self.landlock_abi = 0
+        self.magic = ""  # the sandbox Python's bytecode version (hex)
         self._process: SandboxedProcess | None = None
         self._channel: Channel | None = None
         self._tokens = 0
@@ -92,12 +94,15 @@ class WarmRunner:
             mounts.append(Mount(self.student_tests, STUDENT_TESTS_TARGET))
         return mounts
 
+    def _module_file(self) -> str:
+        """The graded module's ``__file__`` inside: where it would be in the substrate."""
+        leaf = PurePosixPath(*self.chapter.student.module.split(".")[1:]).with_suffix(".py")
+        return str(PurePosixPath(self._course_target(self.chapter.substrate)) / leaf)
+
     def _config(self) -> dict:
         substrate = PurePosixPath(self._course_target(self.chapter.substrate))
-        module = self.chapter.student.module
-        leaf = PurePosixPath(*module.split(".")[1:]).with_suffix(".py")
-        return {"kind": "config", "sys_path": [str(substrate.parent)], "module": module,
-                "module_file": str(substrate / leaf), "course_tests": self._course_target(self.chapter.course_tests),
+        return {"kind": "config", "sys_path": [str(substrate.parent)], "module": self.chapter.student.module,
+                "module_file": self._module_file(), "course_tests": self._course_target(self.chapter.course_tests),
                 "student_tests": STUDENT_TESTS_TARGET if self.student_tests is not None else None,
                 "collect": self.collect, "scratch": SCRATCH, "runner_dir": RUNNER_TARGET, "workers": self.workers}
 
@@ -121,6 +126,7 @@ class WarmRunner:
         self.collected = tuple(ready["collected"])
         self.collection_errors = tuple(ready["collection_errors"])
         self.landlock_abi = ready["landlock_abi"]
+        self.magic = ready["magic"]
         if not self.landlock_abi:
             self.workers = 1  # without Landlock, concurrent children could see each other's files
 
@@ -204,10 +210,12 @@ class WarmRunner:
         return sorted(self.collected, key=lambda node: -self._kills[node])
 
     def suite_runs(self, runs: Sequence[tuple[str, bytes]], *, timeout: float, stop_early: bool = True,
-                   last: tuple[str, bytes] | None = None) -> dict[str, SuiteRun]:
+                   last: tuple[str, bytes] | None = None,
+                   compiled: Mapping[bytes, bytes] | None = None) -> dict[str, SuiteRun]:
         """Each (id, module) through the student's suite, in a seeded shuffled order, pipelined;
         ``last``, if given, is sent after all the others (it may still overlap the final few).
-        Without ``collect``, each run collects the suite in its own child: a run alone."""
+        Without ``collect``, each run collects the suite in its own child: a run alone. A module
+        found in ``compiled`` (trusted modules only, see compiled.py) is sent as its code."""
         ids = [run_id for run_id, _ in runs] + ([last[0]] if last else [])
         if len(set(ids)) != len(ids):
             raise ValueError("run ids must be unique")
@@ -235,11 +243,13 @@ class WarmRunner:
                 if counted < len(sent) - window:
                     break  # an older run is still out: wait for its answer first
                 run_id, module = queue.pop()
+                code = compiled.get(module) if compiled else None
                 request = {"kind": "suite" if self.collect else "alone", "timeout": timeout,
-                           "order": self.test_order(), "stop_early": stop_early}
+                           "order": self.test_order(), "stop_early": stop_early,
+                           "form": "source" if code is None else "code"}
                 # a queued request may wait for the run ahead of it, hence the depth in its deadline
                 deadline = time.monotonic() + PIPELINE_DEPTH * timeout + ANSWER_SLACK_SECONDS
-                in_flight[self._send(request, [module])] = (len(sent), deadline)
+                in_flight[self._send(request, [module if code is None else code])] = (len(sent), deadline)
                 sent.append(run_id)
             answer, _ = self._receive(min(deadline for _, deadline in in_flight.values()))
             if answer["run"] not in in_flight or answer["kind"] != request["kind"]:
@@ -267,15 +277,18 @@ class WarmRunner:
     def mutation_pass(self, *, reference: bytes, variants: Mapping[str, bytes], mutants: Mapping[str, bytes],
                       stop_early: bool = True) -> SuitePass:
         """Reference first (it sets the timeout), then variants and mutants shuffled, then the reference
-        again (only where runs share a collecting zygote: alone, a run cannot depend on another)."""
+        again (only where runs share a collecting zygote: alone, a run cannot depend on another).
+        Every module here is the grader's own, so each is sent compiled (see compiled.py)."""
         reserved = {REFERENCE, REFERENCE_AGAIN} & (set(variants) | set(mutants))
         if reserved or set(variants) & set(mutants):
             raise ValueError(f"variant and mutant ids must be distinct and not {sorted(reserved)}")
-        first = self.suite_runs([(REFERENCE, reference)], timeout=FIRST_RUN_SECONDS)[REFERENCE]
+        compiled = (compiled_modules([reference, *variants.values(), *mutants.values()], self._module_file())
+                    if self.magic == MAGIC.hex() else None)
+        first = self.suite_runs([(REFERENCE, reference)], timeout=FIRST_RUN_SECONDS, compiled=compiled)[REFERENCE]
         if first.killed:  # invalid already: no kill could count, and no timeout can be derived
             return SuitePass(timeout=FIRST_RUN_SECONDS, runs={REFERENCE: first}, variants=(), mutants=())
         timeout = timeout_from_reference(first.seconds)
         rest = self.suite_runs([*variants.items(), *mutants.items()], timeout=timeout, stop_early=stop_early,
-                               last=(REFERENCE_AGAIN, reference) if self.collect else None)
+                               last=(REFERENCE_AGAIN, reference) if self.collect else None, compiled=compiled)
         return SuitePass(timeout=timeout, runs={REFERENCE: first, **rest}, variants=tuple(variants),
                          mutants=tuple(mutants))

@@ -55,6 +55,7 @@ class Job:
     stop_early: bool = True
     skip: frozenset[str] = frozenset()
     entry: str = ""
+    compiled: bool = False  # ``source`` is a marshalled code object from the trusted side
 
 
 def run_child(setup: Setup, job: Job, *, record_fd: int, output_fd: int) -> None:
@@ -91,12 +92,12 @@ def _install(setup: Setup, job: Job, recorder: Recorder):
     begun = time.perf_counter()
     source = bytes(job.source)
     try:
-        module = loader.install(source, setup.module, setup.module_file)
+        module = loader.install(source, setup.module, setup.module_file, compiled=job.compiled)
     except BaseException as exc:  # noqa: BLE001 - the module under test may raise anything at import
         recorder.emit("raised", message=clip(f"the module failed to import: {type(exc).__name__}: {exc}"))
         return None
     loader.rebind(setup.placeholder, module, setup.namespaces)
-    recorder.emit("installed", seconds=time.perf_counter() - begun)
+    recorder.emit("installed", seconds=time.perf_counter() - begun, hold=True)
     return module
 
 

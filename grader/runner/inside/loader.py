@@ -14,6 +14,7 @@ each child, by identity, to the real module's objects.
 from __future__ import annotations
 
 import importlib.machinery
+import marshal
 import sys
 import types
 from collections.abc import Iterable
@@ -95,9 +96,12 @@ def install_placeholder(name: str, file: str) -> PlaceholderModule:
     return placeholder
 
 
-def install(source: bytes, name: str, file: str) -> types.ModuleType:
-    """Compile ``source`` in memory and execute it as module ``name`` (bound in its package too)."""
-    code = compile(source, file, "exec", dont_inherit=True)
+def install(source: bytes, name: str, file: str, *, compiled: bool = False) -> types.ModuleType:
+    """Compile ``source`` in memory (or, if ``compiled``, unmarshal the code the trusted side
+    compiled as ``file``) and execute it as module ``name`` (bound in its package too)."""
+    code = marshal.loads(source) if compiled else compile(source, file, "exec", dont_inherit=True)
+    if not isinstance(code, types.CodeType):
+        raise TypeError(f"expected a code object, got {type(code).__name__}")
     module = types.ModuleType(name)
     module.__file__ = file
     module.__spec__ = _spec(name, file)

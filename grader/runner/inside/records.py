@@ -53,13 +53,22 @@ def check_event(header: dict, blobs: list[bytes]) -> dict:
 
 
 class Recorder:
-    """The child's writer end of the record pipe."""
+    """The child's writer end of the record pipe.
+
+    Each write wakes the zygote, so an event that need not be seen at once is held and goes out
+    with the next one that must (``hold``): a test's "start" is always written before the test
+    runs, so a run that hangs or dies is pinned to the test it was running.
+    """
 
     def __init__(self, fd: int) -> None:
         self._fd = fd
+        self._held = b""
 
-    def emit(self, event: str, blob: bytes | None = None, **fields: object) -> None:
-        data = encode_frame({"e": event, **fields}, [blob] if blob is not None else [])
-        view = memoryview(data)
+    def emit(self, event: str, blob: bytes | None = None, *, hold: bool = False, **fields: object) -> None:
+        self._held += encode_frame({"e": event, **fields}, [blob] if blob is not None else [])
+        if hold:
+            return
+        view = memoryview(self._held)
+        self._held = b""
         while view:
             view = view[os.write(self._fd, view):]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import gc
 import importlib
+import importlib.util
 import os
 import pkgutil
 import select
@@ -113,7 +114,8 @@ class Zygote:
         signal.set_wakeup_fd(wakeup_w)
 
     def serve(self, collected: list[str], errors: list[str]) -> None:
-        self.io.send({"kind": "ready", "landlock_abi": self.setup.landlock_abi, "collected": collected,
+        self.io.send({"kind": "ready", "landlock_abi": self.setup.landlock_abi,
+                      "magic": importlib.util.MAGIC_NUMBER.hex(), "collected": collected,
                       "collection_errors": errors, "pid": os.getpid()})
         while self.input_open or self.running:
             self._wait_for_events()
@@ -224,8 +226,9 @@ class Zygote:
                 return
             run = self.running.pop(pid, None)
             if run is not None:
-                self._finish(run, status)
-            self._kill_orphans()
+                self._finish(run, status)  # which also ends whatever the run left behind
+            else:
+                self._kill_orphans()  # an adopted orphan ended: its children are adopted in turn
 
     def _finish(self, run: Run, status: int) -> None:
         _kill_group(run.pid)
@@ -314,6 +317,9 @@ def _job_from_request(request: dict, buffer: memoryview, scratch: Path) -> Job:
         raise ProtocolError(f"bad request kind {kind!r} with {len(sizes)} payloads")
     if type(request.get("run")) is not int or not isinstance(request.get("timeout"), (int, float)):
         raise ProtocolError("request lacks an integer run token or a timeout")
+    form = request.get("form", "source")
+    if form not in ("source", "code") or (form == "code" and kind not in ("suite", "alone")):
+        raise ProtocolError(f"bad module form {form!r} for a {kind} run")
     entry = request.get("entry", "")
     if kind == "call" and not (isinstance(entry, str) and entry.isidentifier()):
         raise ProtocolError(f"bad call entry {entry!r}")
@@ -321,7 +327,7 @@ def _job_from_request(request: dict, buffer: memoryview, scratch: Path) -> Job:
     return Job(kind=kind, source=buffer[: sizes[0]], payload=payload, timeout=float(request["timeout"]),
                workdir=scratch / os.urandom(8).hex(), order=tuple(request.get("order", ())),
                stop_early=bool(request.get("stop_early", True)), skip=frozenset(request.get("skip", ())),
-               entry=entry)
+               entry=entry, compiled=form == "code")
 
 
 def respond(run: Run, child_exit: ChildExit, description: str, seconds: float) -> tuple[dict, list[bytes]]:

@@ -136,7 +136,9 @@ def run_items(items: Sequence[pytest.Item], *, stop_early: bool, recorder: Recor
         begun = time.perf_counter()
         nextitem = items[index + 1] if index + 1 < len(items) else None
         outcome, message = summarize(runtestprotocol(item, log=False, nextitem=nextitem))
+        last = nextitem is None or (stop_early and outcome in (Outcome.FAILED, Outcome.ERROR))
+        # the last end waits for the caller's "done"; any other goes with the next start
         recorder.emit("end", node=item.nodeid, outcome=outcome.value, message=message,
-                      seconds=time.perf_counter() - begun)
-        if stop_early and outcome in (Outcome.FAILED, Outcome.ERROR):
+                      seconds=time.perf_counter() - begun, hold=True)
+        if last:
             return
