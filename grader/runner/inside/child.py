@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import signal
 import tempfile
 import time
 import traceback
@@ -73,6 +74,10 @@ def run_child(setup: Setup, job: Job, *, record_fd: int, output_fd: int) -> None
 
 def _enter(setup: Setup, job: Job, *, record_fd: int, output_fd: int) -> None:
     os.setpgid(0, 0)
+    # The zygote's SIGCHLD wake-up: left in place, a signal would write into whatever file the
+    # tests opened under that fd number once it is closed below.
+    signal.set_wakeup_fd(-1)
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.dup2(output_fd, 1)
