@@ -33,8 +33,9 @@ limit         The physical limit: the in-process time of the tests up to the fir
               workers. No method that runs these tests in full on these cores can beat it; the
               gap to it is the runner's own overhead (fork, install, pipe, scheduling).
 full grade    ``python -m grader check examples/L4.3/correct`` (course tests, probes, validity,
-              the whole pool), median wall of N fresh processes, bwrap; if the bundled example is
-              missing, ``grader grade`` of the first correct variant with the oracle suite.
+              the whole pool, and the runs alone that check its kills in a second sandbox),
+              median wall of N fresh processes, bwrap; if the bundled example is missing,
+              ``grader grade`` of the first correct variant with the oracle suite.
 
 Targets (PASS/MISS is printed, never asserted: the machine is shared and noisy): runner ÷
 pytest/mutant >= 10, runner ÷ mutmut >= 2, runner wall ÷ limit <= 1.5, full grade <= 3 s. The
