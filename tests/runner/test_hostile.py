@@ -153,3 +153,40 @@ def test_a_module_that_kills_its_process_is_a_crash(suite_folder, runner_for, re
     runs = runner.suite_runs([("ref", reference), ("bomb", bomb)], timeout=10.0)
     assert runs["ref"].outcome is Outcome.PASSED
     assert runs["bomb"].outcome is Outcome.CRASHED and str(signal.SIGKILL.name) in runs["bomb"].message
+
+
+def test_runs_alone_collect_in_their_own_child(suite_folder, runner_for, reference) -> None:
+    """Without ``collect`` the zygote never imports the student's conftest: each run does, so what
+    a conftest does (here, patch the runner) reaches its own run only."""
+    folder = suite_folder({"conftest.py": """
+    import os
+    COLLECTED_IN = os.getpid()
+    """, "test_where.py": HEADER + """
+    import os
+    import conftest
+    def test_collected_here():
+        assert conftest.COLLECTED_IN == os.getpid()
+    """})
+    alone = runner_for(folder, collect=False).suite_runs([("a", reference), ("b", reference)], timeout=10.0)
+    assert [run.outcome for run in alone.values()] == [Outcome.PASSED, Outcome.PASSED]
+    together = _only_run(runner_for(folder), reference)
+    assert together.outcome is Outcome.FAILED and together.node == "test_where.py::test_collected_here"
+
+
+def test_a_thread_started_at_collection_does_not_break_the_runs(suite_folder, runner_for, reference,
+                                                                  pitfalls) -> None:
+    """A conftest thread in the zygote: the zygote then forks with os.fork (libc's fork would leave
+    the child believing the thread exists), and runs still pass and kill as they should."""
+    folder = suite_folder({"conftest.py": """
+    import threading, time
+    threading.Thread(target=lambda: time.sleep(3600), daemon=True).start()
+    """, "test_scaling.py": HEADER + """
+    import numpy as np
+    from tinyllm.autograd.tensor import Tensor
+    def test_dot_is_not_scaled():
+        score = LuongAttention(2, "dot").scores(Tensor(np.array([[1.0, 0.0]])), Tensor(np.array([[[2.0, 0.0]]])))
+        assert np.allclose(score.numpy(), [[2.0]])
+    """})
+    runs = runner_for(folder).suite_runs([("reference", reference), ("s07", pitfalls["s07"])], timeout=10.0)
+    assert runs["reference"].outcome is Outcome.PASSED
+    assert runs["s07"].outcome is Outcome.FAILED
