@@ -90,7 +90,7 @@ def run_alone(session: pytest.Session, *, order: Sequence[str], stop_early: bool
     defaults."""
     plugin = SessionRecorder(recorder, skip=set(), order=order, import_error=None)
     session.config.pluginmanager.register(plugin)
-    session.config.pluginmanager._noconftest = False  # noqa: SLF001 - pytest has no public switch for this
+    session.config.pluginmanager._noconftest = False  # pytest has no public switch for this
     session.perform_collect()
     if not plugin.collection_failed:
         run_items(session.items, stop_early=stop_early, recorder=recorder)

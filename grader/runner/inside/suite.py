@@ -65,15 +65,15 @@ def _rewrite_in_advance(config: pytest.Config, tests: Path) -> None:
     done: dict[Path, tuple[bytes, object]] = {}
     for path in sorted(tests.rglob("*.py")):
         try:
-            done[path] = rewrite._rewrite_test(path, config)  # noqa: SLF001 - the hook's own step
+            done[path] = rewrite._rewrite_test(path, config)  # the rewrite hook's own step
         except (SyntaxError, ValueError, OSError):
             continue  # the child's import reports it, as pytest would
-    original = rewrite._rewrite_test  # noqa: SLF001
+    original = rewrite._rewrite_test
 
     def rewritten(fn: Path, config: pytest.Config):
         return done.get(Path(fn)) or original(fn, config)
 
-    rewrite._rewrite_test = rewritten  # noqa: SLF001
+    rewrite._rewrite_test = rewritten
 
 
 def serve_from_session(tests: Path, serve: Callable[[pytest.Session | None, list[str]], None], *,
