@@ -261,7 +261,9 @@ def _grade_tests(suite: SuitePass, alone: SuitePass, chapter: Chapter, catalogue
         mutants=tuple(_mutant_result(suite, m.id, m.pitfall) for m in catalogue.mutants if m.id in suite.runs),
         threshold=chapter.threshold,
         required_pitfalls=chapter.required_pitfalls,
-        killed_alone={run_id: alone.runs[run_id].killed for run_id in alone.mutants},
+        alone={run_id: scoring.AloneRun(MUTANT_OUTCOMES[alone.runs[run_id].outcome], alone.runs[run_id].seconds)
+               for run_id in alone.mutants},
+        timeout=suite.timeout,
     )
 
 

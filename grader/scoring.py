@@ -7,9 +7,11 @@ kill, what passes the bar) are in one place and unit-testable without running an
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 from grader.report.model import (
     Implementation,
+    MutantOutcome,
     MutantResult,
     Tests,
     TestsVerdict,
@@ -33,13 +35,34 @@ def invalid_reason(validity: Sequence[ValidityRun]) -> str | None:
     return None
 
 
-def alone_reason(mutants: Sequence[MutantResult], killed_alone: Mapping[str, bool]) -> str | None:
+@dataclass(frozen=True)
+class AloneRun:
+    """A mutant's run alone, as the comparison needs it."""
+
+    outcome: MutantOutcome
+    seconds: float
+
+
+def alone_reason(mutants: Sequence[MutantResult], alone: Mapping[str, AloneRun], timeout: float) -> str | None:
     """Why the mutation pass cannot be believed, or None: each mutant also run alone (a fresh
     process that saw no other implementation) must come out as it did among the others. A test
-    that decides by what earlier runs left behind, rather than by behaviour, shows up here."""
-    together = {m.id: m.outcome.is_killed for m in mutants}
-    only_together = sorted(i for i, alone in killed_alone.items() if together.get(i) and not alone)
-    only_alone = sorted(i for i, alone in killed_alone.items() if alone and together.get(i) is False)
+    that decides by what earlier runs left behind, rather than by behaviour, shows up here.
+
+    Clocks are not behaviour: a mutant that timed out among the others (``timeout``) agrees with
+    a run alone that passed but took at least half as long, since the two passes' budgets differ
+    a little; and a kill alone by a timeout never counts against the suite. A test that stalls
+    on purpose among the others still shows, because alone it passes quickly."""
+    together = {m.id: m.outcome for m in mutants}
+
+    def killed_only_together(run_id: str, run: AloneRun) -> bool:
+        outcome = together.get(run_id)
+        if outcome is None or not outcome.is_killed or run.outcome.is_killed:
+            return False
+        return not (outcome is MutantOutcome.TIMEOUT and run.seconds >= timeout / 2)
+
+    only_together = sorted(i for i, run in alone.items() if killed_only_together(i, run))
+    only_alone = sorted(i for i, run in alone.items() if together.get(i) is MutantOutcome.SURVIVED
+                        and run.outcome in (MutantOutcome.KILLED, MutantOutcome.CRASHED))
     parts = []
     if only_together:
         parts.append(f"killed {', '.join(only_together)} only when run after other implementations: run alone, "
@@ -58,7 +81,8 @@ def grade_tests(
     mutants: Sequence[MutantResult],
     threshold: float,
     required_pitfalls: Sequence[str],
-    killed_alone: Mapping[str, bool],
+    alone: Mapping[str, AloneRun],
+    timeout: float,
 ) -> Tests:
     """The mutation grade: killed / total, and the bar (threshold and every required pitfall)."""
     killed = sum(1 for m in mutants if m.outcome.is_killed)
@@ -66,7 +90,7 @@ def grade_tests(
     score = killed / total if total else 0.0
     survivors = {m.id for m in mutants if not m.outcome.is_killed}
     missed = tuple(p for p in required_pitfalls if p in survivors or p not in {m.id for m in mutants})
-    reason = invalid_reason(validity) or alone_reason(mutants, killed_alone)
+    reason = invalid_reason(validity) or alone_reason(mutants, alone, timeout)
     if reason is not None:
         verdict = TestsVerdict.INVALID
     elif score >= threshold and not missed:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from grader.report.model import Implementation, MutantOutcome, MutantResult, TestsVerdict, ValidityRun, Verdict
-from grader.scoring import grade_tests, implementation_verdict, overall_verdict
+from grader.scoring import AloneRun, grade_tests, implementation_verdict, overall_verdict
 
 REQUIRED = ("s01", "s02")
 VALID = (ValidityRun("reference", "passed"), ValidityRun("variant 1", "passed"))
@@ -19,12 +19,18 @@ def mutants(pitfalls_killed=("s01", "s02"), pool_killed=8, pool_total=10):
     return tuple(rows)
 
 
-def grade(validity=VALID, rows=None, threshold=0.8, killed_alone=None):
+TIMEOUT = 1.0  # the fast pass's per-run timeout
+KILLED, SURVIVED, TIMED_OUT = MutantOutcome.KILLED, MutantOutcome.SURVIVED, MutantOutcome.TIMEOUT
+
+
+def grade(validity=VALID, rows=None, threshold=0.8, alone=None):
+    """``alone``: {id: outcome or (outcome, seconds)} of runs alone; by default each agrees."""
     rows = rows if rows is not None else mutants()
-    if killed_alone is None:  # by default every mutant checked alone agrees with the pass
-        killed_alone = {row.id: row.outcome.is_killed for row in rows}
+    if alone is None:
+        alone = {row.id: row.outcome for row in rows}
+    runs = {i: AloneRun(*(run if isinstance(run, tuple) else (run, 0.01))) for i, run in alone.items()}
     return grade_tests(validity=validity, mutants=rows, threshold=threshold, required_pitfalls=REQUIRED,
-                       killed_alone=killed_alone)
+                       alone=runs, timeout=TIMEOUT)
 
 
 def test_a_suite_over_the_bar_with_every_pitfall_passes():
@@ -62,25 +68,37 @@ def test_a_suite_that_does_not_pass_on_a_correct_implementation_is_invalid(outco
 
 
 def test_a_kill_that_does_not_happen_alone_makes_the_suite_invalid():
-    result = grade(killed_alone={"s01": True, "s02": False, "m1": True})
+    result = grade(alone={"s01": KILLED, "s02": SURVIVED, "m1": TIMED_OUT})
     assert result.verdict is TestsVerdict.INVALID
     assert "killed s02 only when run after other implementations" in result.invalid_reason
     assert "m1" not in result.invalid_reason
 
 
 def test_a_survivor_killed_alone_is_also_a_disagreement():
-    result = grade(killed_alone={"m9": True})  # m9 survived the pass (pool_killed=8)
+    result = grade(alone={"m9": KILLED})  # m9 survived the pass (pool_killed=8)
     assert result.verdict is TestsVerdict.INVALID
     assert "killed m9 when run alone but not among the others" in result.invalid_reason
 
 
 def test_agreeing_runs_alone_change_nothing():
-    assert grade(killed_alone={"s01": True, "m9": False}).verdict is TestsVerdict.PASS
+    assert grade(alone={"s01": KILLED, "m9": SURVIVED}).verdict is TestsVerdict.PASS
+
+
+def test_a_timeout_agrees_with_a_slow_pass_alone_but_not_with_a_quick_one():
+    """m1..m7 timed out in the pass (mutants()): a slow mutant is slow alone too, whichever side
+    of the clock it lands; a test that stalls only among the others passes quickly alone."""
+    assert grade(alone={"m1": (SURVIVED, 0.6 * TIMEOUT)}).verdict is TestsVerdict.PASS
+    result = grade(alone={"m1": (SURVIVED, 0.05)})
+    assert result.verdict is TestsVerdict.INVALID and "killed m1 only when run after" in result.invalid_reason
+
+
+def test_a_timeout_alone_of_a_survivor_is_not_held_against_the_suite():
+    assert grade(alone={"m9": (TIMED_OUT, 2 * TIMEOUT)}).verdict is TestsVerdict.PASS
 
 
 def test_a_failing_correct_implementation_is_reported_before_disagreements():
     invalid = (ValidityRun("reference", "failed", "t.py::t"),)
-    result = grade(validity=invalid, killed_alone={"s02": False})
+    result = grade(validity=invalid, alone={"s02": SURVIVED})
     assert result.invalid_reason.startswith("test t.py::t failed on the reference")
 
 
