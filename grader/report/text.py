@@ -8,7 +8,7 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
-from grader.report.model import Report
+from grader.report.model import Report, TestsVerdict
 
 STYLE = {"pass": "bold green", "fail": "bold red", "invalid": "bold red", "error": "bold yellow"}
 
@@ -61,6 +61,8 @@ def _tests_cell(mutant, report: Report) -> Text:
     if mutant is None:
         return Text("not run (tests invalid)", style="dim")
     if mutant.outcome.is_killed:
+        if report.tests.verdict is TestsVerdict.INVALID:  # a kill by an invalid suite proves nothing
+            return Text("killed, not counted (tests invalid)", style="dim")
         if mutant.killed_by:
             return Text(f"caught by {mutant.killed_by.rpartition('::')[2]}")  # the test, without its file
         return Text(f"caught ({mutant.outcome.value})")

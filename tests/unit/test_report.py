@@ -83,6 +83,14 @@ def test_text_report_puts_pitfalls_first():
     assert "pitfalls missed: s05" in text
 
 
+def test_kills_of_an_invalid_suite_are_not_shown_as_caught():
+    report = sample()
+    invalid = Tests(**{**report.tests.__dict__, "verdict": TestsVerdict.INVALID,
+                       "invalid_reason": "killed s01 only when run after other implementations"})
+    text = render_text(Report(**{**report.__dict__, "tests": invalid}), width=200)
+    assert "caught by" not in text and "killed, not counted (tests invalid)" in text
+
+
 def test_text_report_of_an_error():
     report = Report(chapter="L4.3", verdict=Verdict.ERROR, implementation=None, tests=None, pool_version="",
                     pitfalls=(), backend="bwrap", submission="", error="luong.py: not found")
