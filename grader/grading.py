@@ -34,6 +34,7 @@ from grader.report.model import (
     ValidityRun,
     Verdict,
 )
+from grader.runner.compiled import compiled_modules
 from grader.runner.driver import WarmRunner
 from grader.runner.results import REFERENCE, REFERENCE_AGAIN, Outcome, RunnerError, SuitePass
 from grader.sandbox import SandboxUnavailable, get_backend
@@ -134,12 +135,14 @@ def _grade(chapter: Chapter, catalogue: Catalogue, submission: Submission, backe
             sandboxed_runners(chapter, submission, backend_name, settings) as runners:
         timing["startup"] = _since(started)
         fast = runners.fast
+        compiled = None if fast is None else _compiled_catalogue(catalogue, fast)
         mutation = None if fast is None else background.submit(_timed, timing, "mutation", _mutation_pass, fast,
-                                                                catalogue)
+                                                                catalogue, compiled)
         implementation = _grade_implementation(runners.clean, chapter, catalogue, submission, settings, timing)
         tests = None
         if mutation is not None:
-            alone = _timed(timing, "alone", _alone_pass, runners.clean, catalogue, submission.seed, settings)
+            alone = _timed(timing, "alone", _alone_pass, runners.clean, catalogue, submission.seed, settings,
+                           compiled)
             tests = _grade_tests(mutation.result(), alone, chapter, catalogue)
     timing["total"] = _since(started)
     return Report(
@@ -228,12 +231,20 @@ def load_trusted_module(chapter: Chapter, name: str, source: bytes) -> ModuleTyp
     return module
 
 
-def _mutation_pass(runner: WarmRunner, catalogue: Catalogue) -> SuitePass:
+def _compiled_catalogue(catalogue: Catalogue, runner: WarmRunner) -> dict[bytes, bytes]:
+    """Every module either pass may send, compiled (and cached) as one set: one cache entry per
+    catalogue, whatever sample of it a submission's runs alone draw."""
+    sources = [catalogue.reference, *catalogue.variants, FORCED_FAILURE_SOURCE, *(m.source for m in catalogue.mutants)]
+    return compiled_modules(sources, runner.module_file())
+
+
+def _mutation_pass(runner: WarmRunner, catalogue: Catalogue, compiled: dict[bytes, bytes]) -> SuitePass:
     """Every mutant through the fast runner, with the forced failure that checks the machinery."""
     suite = runner.mutation_pass(
         reference=catalogue.reference,
         variants=_variants(catalogue),
         mutants={FORCED_FAILURE: FORCED_FAILURE_SOURCE, **{m.id: m.source for m in catalogue.mutants}},
+        compiled=compiled,
     )
     forced = suite.runs.get(FORCED_FAILURE)
     if forced is not None and not forced.killed:
@@ -242,13 +253,15 @@ def _mutation_pass(runner: WarmRunner, catalogue: Catalogue) -> SuitePass:
     return suite
 
 
-def _alone_pass(runner: WarmRunner, catalogue: Catalogue, seed: int, settings: Settings) -> SuitePass:
+def _alone_pass(runner: WarmRunner, catalogue: Catalogue, seed: int, settings: Settings,
+                compiled: dict[bytes, bytes]) -> SuitePass:
     """The correct implementations, every pitfall mutant and a seeded sample of the pool, each run
     alone: a kill the fast pass reports must happen here too."""
     pool = [m.id for m in catalogue.mutants if not m.pitfall]
     sample = set(random.Random(seed).sample(pool, min(settings.alone_sample, len(pool))))
     return runner.mutation_pass(reference=catalogue.reference, variants=_variants(catalogue),
-                                mutants={m.id: m.source for m in catalogue.mutants if m.pitfall or m.id in sample})
+                                mutants={m.id: m.source for m in catalogue.mutants if m.pitfall or m.id in sample},
+                                compiled=compiled)
 
 
 def _variants(catalogue: Catalogue) -> dict[str, bytes]:

@@ -94,7 +94,7 @@ class WarmRunner:
             mounts.append(Mount(self.student_tests, STUDENT_TESTS_TARGET))
         return mounts
 
-    def _module_file(self) -> str:
+    def module_file(self) -> str:
         """The graded module's ``__file__`` inside: where it would be in the substrate."""
         leaf = PurePosixPath(*self.chapter.student.module.split(".")[1:]).with_suffix(".py")
         return str(PurePosixPath(self._course_target(self.chapter.substrate)) / leaf)
@@ -102,7 +102,7 @@ class WarmRunner:
     def _config(self) -> dict:
         substrate = PurePosixPath(self._course_target(self.chapter.substrate))
         return {"kind": "config", "sys_path": [str(substrate.parent)], "module": self.chapter.student.module,
-                "module_file": self._module_file(), "course_tests": self._course_target(self.chapter.course_tests),
+                "module_file": self.module_file(), "course_tests": self._course_target(self.chapter.course_tests),
                 "student_tests": STUDENT_TESTS_TARGET if self.student_tests is not None else None,
                 "collect": self.collect, "scratch": SCRATCH, "runner_dir": RUNNER_TARGET, "workers": self.workers}
 
@@ -275,15 +275,19 @@ class WarmRunner:
                         answer["seconds"], answer["test_seconds"], answer["install_seconds"])
 
     def mutation_pass(self, *, reference: bytes, variants: Mapping[str, bytes], mutants: Mapping[str, bytes],
-                      stop_early: bool = True) -> SuitePass:
+                      stop_early: bool = True, compiled: Mapping[bytes, bytes] | None = None) -> SuitePass:
         """Reference first (it sets the timeout), then variants and mutants shuffled, then the reference
         again (only where runs share a collecting zygote: alone, a run cannot depend on another).
-        Every module here is the grader's own, so each is sent compiled (see compiled.py)."""
+        Every module here is the grader's own, so each is sent compiled (see compiled.py): from
+        ``compiled`` when given (a caller running several passes over one catalogue compiles it
+        once), else compiled here."""
         reserved = {REFERENCE, REFERENCE_AGAIN} & (set(variants) | set(mutants))
         if reserved or set(variants) & set(mutants):
             raise ValueError(f"variant and mutant ids must be distinct and not {sorted(reserved)}")
-        compiled = (compiled_modules([reference, *variants.values(), *mutants.values()], self._module_file())
-                    if self.magic == MAGIC.hex() else None)
+        if self.magic != MAGIC.hex():
+            compiled = None  # another Python inside: it compiles each module itself
+        elif compiled is None:
+            compiled = compiled_modules([reference, *variants.values(), *mutants.values()], self.module_file())
         first = self.suite_runs([(REFERENCE, reference)], timeout=FIRST_RUN_SECONDS, compiled=compiled)[REFERENCE]
         if first.killed:  # invalid already: no kill could count, and no timeout can be derived
             return SuitePass(timeout=FIRST_RUN_SECONDS, runs={REFERENCE: first}, variants=(), mutants=())
