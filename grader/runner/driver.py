@@ -11,7 +11,7 @@ student's code, so from then on nothing inside its sandbox can be trusted to kee
 conftest can patch the zygote itself and watch every module sent through it. Such a runner's
 kills are therefore checked by a second runner (``collect=False``) whose zygote never runs the
 student's code: each of its children collects the suite for itself, so a run *alone* sees only
-its own module (see ``isolation_pass`` and grading.py).
+its own module (see ``mutation_pass`` and grading.py).
 """
 
 from __future__ import annotations

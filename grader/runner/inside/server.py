@@ -422,7 +422,6 @@ def main() -> None:
     scratch = Path(config["scratch"])
     abi = isolation.landlock_abi()
     student_tests = Path(config["student_tests"]) if config["student_tests"] else None
-
     collect = config["collect"]
 
     def serve(session, errors: list[str]) -> None:

@@ -40,12 +40,13 @@ class ServeFromSession:
         if self._collect:
             return None  # pytest collects; pytest_runtestloop serves
         _rewrite_in_advance(session.config, Path(session.config.rootpath))
-        self.served = True
-        self._serve(session, self.errors)
-        return True
+        return self._hand_over(session)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtestloop(self, session: pytest.Session) -> bool:
+        return self._hand_over(session)
+
+    def _hand_over(self, session: pytest.Session) -> bool:
         self.served = True
         self._serve(session, self.errors)
         return True
