@@ -91,21 +91,20 @@ def readable_roots(scratch_root: Path) -> list[Path]:
 @dataclass(frozen=True)
 class ReadRules:
     """The read grants every child of a zygote adds to its ruleset, prepared once in the zygote:
-    each root opened (O_PATH) and its rule packed, so a child spends one syscall per rule."""
+    each root opened (O_PATH, left open for the zygote's lifetime; a child closes its copies once
+    confined) and its rule packed, so a child spends one syscall per rule."""
 
-    rules: tuple[bytes, ...]  # packed landlock_path_beneath_attr, each naming one of ``fds``
-    fds: tuple[int, ...]  # held open by the zygote for its lifetime; a child closes its copies
+    rules: tuple[bytes, ...]  # packed landlock_path_beneath_attr, each naming an fd opened here
 
 
 def read_rules(abi: int, scratch_root: Path) -> ReadRules:
-    rules, fds = [], []
+    rules = []
     for path in readable_roots(scratch_root):
         access = _FS_READ | _FS_WRITE_FILE if path == Path("/dev") else _FS_READ
         opened = _path_rule(path, access & _fs_rights(abi))
         if opened is not None:
             rules.append(opened[0])
-            fds.append(opened[1])
-    return ReadRules(tuple(rules), tuple(fds))
+    return ReadRules(tuple(rules))
 
 
 def _path_rule(path: Path, access: int) -> tuple[bytes, int] | None:

@@ -429,7 +429,7 @@ def main() -> None:
         setup = Setup(module=config["module"], module_file=config["module_file"],
                       course_tests=Path(config["course_tests"]), student_tests=student_tests,
                       runner_dir=Path(config["runner_dir"]), landlock_abi=abi,
-                      readable=isolation.read_rules(abi, scratch) if abi else isolation.ReadRules((), ()),
+                      readable=isolation.read_rules(abi, scratch) if abi else isolation.ReadRules(()),
                       placeholder=placeholder, session=session, collected=collected,
                       namespaces=test_namespaces(session, student_tests) if collected and student_tests else [])
         # Children must not copy the warm heap: a collection in a child writes to every object's
