@@ -225,6 +225,7 @@ class WarmRunner:
             message = "\n".join(self.collection_errors) or "no tests were collected"
             return {run_id: SuiteRun(run_id, Outcome.ERROR, None, message[-2048:], "", 0.0, 0.0, None)
                     for run_id in ids}
+        kind = "suite" if self.collect else "alone"
         queue = list(runs)
         random.Random(f"{self.seed}:{self._tokens}").shuffle(queue)
         if last is not None:
@@ -244,7 +245,7 @@ class WarmRunner:
                     break  # an older run is still out: wait for its answer first
                 run_id, module = queue.pop()
                 code = compiled.get(module) if compiled else None
-                request = {"kind": "suite" if self.collect else "alone", "timeout": timeout,
+                request = {"kind": kind, "timeout": timeout,
                            "order": self.test_order(), "stop_early": stop_early,
                            "form": "source" if code is None else "code"}
                 # a queued request may wait for the run ahead of it, hence the depth in its deadline
@@ -252,7 +253,7 @@ class WarmRunner:
                 in_flight[self._send(request, [module if code is None else code])] = (len(sent), deadline)
                 sent.append(run_id)
             answer, _ = self._receive(min(deadline for _, deadline in in_flight.values()))
-            if answer["run"] not in in_flight or answer["kind"] != request["kind"]:
+            if answer["run"] not in in_flight or answer["kind"] != kind:
                 raise self._live_channel().failure(f"unexpected answer for run {answer['run']}")
             index, _ = in_flight.pop(answer["run"])
             results[index] = self._suite_run(sent[index], answer)
