@@ -211,11 +211,14 @@ def _probe(runner: WarmRunner, chapter: Chapter, catalogue: Catalogue, submissio
         student = probes.read_answer(call.output)
     except ValueError as exc:
         return probes.ProbeVerdict(agree=False, disagreements=(f"unreadable probe answer: {exc}",), behaves_like=())
-    pitfalls = {
-        pitfall: [probes.outputs_of(load_trusted_module(chapter, f"{pitfall}_{i}", source), payload)
-                  for i, source in enumerate(sources)]
-        for pitfall, sources in catalogue.recognisers.items()
-    }
+
+    def pitfalls() -> dict[str, list[dict]]:
+        return {
+            pitfall: [probes.outputs_of(load_trusted_module(chapter, f"{pitfall}_{i}", source), payload)
+                      for i, source in enumerate(sources)]
+            for pitfall, sources in catalogue.recognisers.items()
+        }
+
     return probes.judge(student, probes.outputs_of(reference, payload), pitfalls)
 
 

@@ -10,7 +10,7 @@ and the arrays are compared here with the reference and with each pitfall mutant
 from __future__ import annotations
 
 import io
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -67,14 +67,17 @@ def read_answer(answer: bytes) -> dict[str, np.ndarray]:
 
 
 def judge(student: dict[str, np.ndarray], reference: dict[str, np.ndarray],
-          pitfalls: Mapping[str, Sequence[dict[str, np.ndarray]]]) -> ProbeVerdict:
-    """Compare the student's arrays with the reference's, and name the pitfalls they reproduce
-    (``pitfalls`` maps an id to the outputs of each recognised way into that pitfall)."""
+          pitfalls: Callable[[], Mapping[str, Sequence[dict[str, np.ndarray]]]]) -> ProbeVerdict:
+    """Compare the student's arrays with the reference's, and name the pitfalls they reproduce.
+
+    ``pitfalls()`` maps an id to the outputs of each recognised way into that pitfall. It is
+    called only when the student disagrees with the reference: running every recogniser costs
+    the grade a tenth of a second of CPU, and an implementation that agrees reproduces none."""
     disagreements = tuple(
         line for case in _cases(reference) if (line := _describe_case(case, student, reference)) is not None
     )
     behaves_like = () if not disagreements else tuple(
-        pitfall for pitfall, ways in sorted(pitfalls.items())
+        pitfall for pitfall, ways in sorted(pitfalls().items())
         if any(_reproduces(student, reference, outputs) for outputs in ways)
     )
     return ProbeVerdict(agree=not disagreements, disagreements=disagreements, behaves_like=behaves_like)
