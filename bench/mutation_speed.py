@@ -75,6 +75,7 @@ class RunnerResult:
     suite_pass: SuitePass
     startup_seconds: float  # sandbox and zygote, once per grade
     workers: int
+    busy_cpu_seconds: float | None  # CPU time the whole machine spent during the pass (/proc/stat)
 
     @property
     def limit(self) -> Timing:
@@ -92,12 +93,26 @@ def runner_pass(chapter: Chapter, backend: str, workers: int, reference: bytes,
         startup = time.monotonic() - started
         if runner.workers != workers:
             raise MethodFailed(f"the runner fell back to {runner.workers} worker(s) (no Landlock on this kernel)")
+        busy_before = busy_cpu_seconds()
         began = time.monotonic()
         suite_pass = runner.mutation_pass(reference=reference, variants=variants, mutants=mutants)
         wall = time.monotonic() - began
+        busy = None if busy_before is None else busy_cpu_seconds() - busy_before
     if not suite_pass.valid:
         raise MethodFailed("the oracle suite does not pass the reference and variants in the runner")
-    return RunnerResult(Timing(len(mutants), len(suite_pass.killed), wall), suite_pass, startup, workers)
+    return RunnerResult(Timing(len(mutants), len(suite_pass.killed), wall), suite_pass, startup, workers, busy)
+
+
+def busy_cpu_seconds() -> float | None:
+    """CPU time every core has spent not idle since boot (all processes, kernel included), or
+    None where /proc/stat is missing."""
+    try:
+        with open("/proc/stat", encoding="ascii") as stat:
+            ticks = [int(field) for field in stat.readline().split()[1:]]
+    except OSError:
+        return None
+    idle = ticks[3] + ticks[4]  # idle and iowait
+    return (sum(ticks[:8]) - idle) / os.sysconf("SC_CLK_TCK")  # guest time is already in user
 
 
 def generated_mutants(reference: bytes) -> dict[str, bytes]:
@@ -119,13 +134,16 @@ def print_breakdown(ours: RunnerResult) -> None:
 
     "other" = child wall - tests - install: fork, the child's fences (fds, Landlock, rlimit),
     exit, reap and the zygote's answer. pytest's per-item protocol (fixture setup and teardown)
-    counts as "tests", so the limit below includes it.
+    counts as "tests", so the limit below includes it. "child cpu" and "faults" come from the
+    kernel's accounting of each child (wait4): page faults are mostly copy-on-write copies of the
+    zygote's heap, and unlike times they do not change with the machine's load.
     """
     runs = list(ours.suite_pass.runs.values())
     groups: dict[str, list[SuiteRun]] = {"all runs": runs, "killed": [r for r in runs if r.killed],
                                          "passed": [r for r in runs if not r.killed]}
-    print("\nrunner breakdown (each column: median ms per run, total s):")
-    print(f"  {'runs':<9}{'n':>5}  {'child wall':>16}  {'tests':>16}  {'install':>16}  {'other':>16}")
+    print("\nrunner breakdown (each column: median ms per run, total s; faults: median per run):")
+    print(f"  {'runs':<9}{'n':>5}  {'child wall':>16}  {'tests':>16}  {'install':>16}  {'other':>16}  "
+          f"{'child cpu':>16}  {'faults':>6}")
     for label, group in groups.items():
         if not group:
             continue
@@ -133,12 +151,21 @@ def print_breakdown(ours: RunnerResult) -> None:
         other = [r.seconds - r.test_seconds - (r.install_seconds or 0.0) for r in group]
         print(f"  {label:<9}{len(group):>5}  {_median_and_total([r.seconds for r in group])}  "
               f"{_median_and_total([r.test_seconds for r in group])}  {_median_and_total(installs)}  "
-              f"{_median_and_total(other)}")
+              f"{_median_and_total(other)}  {_median_and_total([r.cpu_seconds for r in group])}  "
+              f"{statistics.median(r.page_faults for r in group):6.0f}")
     busy = sum(r.seconds for r in runs) / ours.workers
     idle = ours.timing.wall_seconds - busy
     print(f"  pass wall {ours.timing.wall_seconds:.2f} s = children's wall / workers {busy:.2f} s + "
           f"{idle:.2f} s with a worker idle (driver and pipe between children, "
           f"{idle * ours.workers / len(runs) * 1e3:.1f} ms per run)")
+    if ours.busy_cpu_seconds is not None:
+        cores = os.cpu_count() or 1
+        children = sum(r.cpu_seconds for r in runs)
+        tests = sum(r.test_seconds for r in runs)
+        print(f"  pass CPU {ours.busy_cpu_seconds:.2f} s of {cores * ours.timing.wall_seconds:.2f} s the {cores} cores "
+              f"had ({ours.busy_cpu_seconds / (cores * ours.timing.wall_seconds):.0%} busy): children {children:.2f} s "
+              f"(their tests' wall {tests:.2f} s), everything else {ours.busy_cpu_seconds - children:.2f} s "
+              f"(zygote forks and bookkeeping, this driver, the kernel)")
     killers: dict[str, list[float]] = {}
     for run in runs:
         if run.killed and run.node is not None:

@@ -40,6 +40,8 @@ class SuiteRun:
     seconds: float  # wall time of the child, fork to reap
     test_seconds: float  # in-process time of the tests themselves
     install_seconds: float | None  # compiling the module and swapping it into the tests
+    cpu_seconds: float = 0.0  # the child's CPU time, user and system (what the benchmark counts)
+    page_faults: int = 0  # the child's page faults: mostly copy-on-write of the zygote's heap
 
     @property
     def killed(self) -> bool:

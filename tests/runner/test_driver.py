@@ -127,3 +127,20 @@ def test_bad_arguments_are_refused(runner_for, reference, chapter, backend) -> N
         runner.suite_runs([("a", reference)], timeout=1.0)
     with pytest.raises(ValueError, match="module"):
         runner.course_tests(b"", **COURSE)
+
+
+def test_a_run_reports_what_the_child_cost(suite_folder, runner_for, reference) -> None:
+    folder = suite_folder({"test_cost.py": """
+        import time
+        def test_burns_cpu_and_touches_memory():
+            block = bytearray(16 << 20)  # 4096 pages, each written below
+            for offset in range(0, len(block), 4096):
+                block[offset] = 1
+            ends = time.process_time() + 0.3
+            while time.process_time() < ends:
+                pass
+    """})
+    run = runner_for(folder, workers=1).suite_runs([("ref", reference)], timeout=20.0)["ref"]
+    assert run.outcome is Outcome.PASSED, run.message
+    assert 0.3 <= run.cpu_seconds <= run.seconds + 0.05
+    assert run.page_faults >= 4096

@@ -18,6 +18,7 @@ import importlib
 import importlib.util
 import os
 import pkgutil
+import resource
 import select
 import shutil
 import signal
@@ -221,18 +222,18 @@ class Zygote:
     def _reap(self) -> None:
         while True:
             try:
-                pid, status = os.waitpid(-1, os.WNOHANG)
+                pid, status, usage = os.wait4(-1, os.WNOHANG)
             except ChildProcessError:
                 return
             if pid == 0:
                 return
             run = self.running.pop(pid, None)
             if run is not None:
-                self._finish(run, status)  # which also ends whatever the run left behind
+                self._finish(run, status, usage)  # which also ends whatever the run left behind
             else:
                 self._kill_orphans()  # an adopted orphan ended: its children are adopted in turn
 
-    def _finish(self, run: Run, status: int) -> None:
+    def _finish(self, run: Run, status: int, usage: resource.struct_rusage) -> None:
         _kill_group(run.pid)
         # A process the run started outside its group (setsid) was re-parented to the zygote when
         # the run's child exited: end it before answering, so nothing of a run outlives its answer.
@@ -246,7 +247,7 @@ class Zygote:
                 pass
             _close_pipe(run, fd)  # whatever a surviving grandchild writes later is not this run's
         child_exit, description = classify_status(status, wall_killed=run.wall_killed)
-        header, blobs = respond(run, child_exit, description, time.monotonic() - run.started)
+        header, blobs = respond(run, child_exit, description, time.monotonic() - run.started, usage)
         self.io.send(header, blobs)
         try:
             os.rmdir(run.workdir)  # the usual case: the tests left nothing behind
@@ -352,8 +353,10 @@ def _job_from_request(request: dict, buffer: memoryview, scratch: Path) -> Job:
                entry=entry, compiled=form == "code")
 
 
-def respond(run: Run, child_exit: ChildExit, description: str, seconds: float) -> tuple[dict, list[bytes]]:
-    """The answer to the driver for a finished run: outcome from the exit table and the records."""
+def respond(run: Run, child_exit: ChildExit, description: str, seconds: float,
+            usage: resource.struct_rusage) -> tuple[dict, list[bytes]]:
+    """The answer to the driver for a finished run: outcome from the exit table and the records,
+    and what the child cost (its CPU time and page faults, for the benchmark's breakdown)."""
     events = [header for header, _ in run.events]
     names = [event["e"] for event in events]
     done = "done" in names and run.garbage is None
@@ -378,7 +381,8 @@ def respond(run: Run, child_exit: ChildExit, description: str, seconds: float) -
     installed = next((event["seconds"] for event in events if event["e"] == "installed"), None)
     header = {"kind": run.kind, "run": run.token, "outcome": outcome.value, "node": node,
               "message": clip(message), "output": clip(output), "seconds": seconds,
-              "install_seconds": installed, "test_seconds": sum(e["seconds"] for e in ends)}
+              "install_seconds": installed, "test_seconds": sum(e["seconds"] for e in ends),
+              "cpu_seconds": usage.ru_utime + usage.ru_stime, "page_faults": usage.ru_minflt + usage.ru_majflt}
     if run.kind == "course":
         collected: list[str] = next((event["nodes"] for event in events if event["e"] == "collected"), [])
         header |= {"collected": collected, "complete": done,
