@@ -47,7 +47,7 @@ _TEST = {
 ANSWER_SCHEMA = {
     "type": "object",
     "required": ["kind", "run", "outcome", "node", "message", "output", "seconds", "install_seconds",
-                 "test_seconds", "cpu_seconds", "page_faults", "blobs"],
+                 "test_seconds", "test_cpu_seconds", "cpu_seconds", "page_faults", "blobs"],
     "properties": {
         "kind": {"enum": ["course", "suite", "alone", "call"]},
         "run": {"type": "integer"},
@@ -58,6 +58,7 @@ ANSWER_SCHEMA = {
         "seconds": _SECONDS,
         "install_seconds": {"anyOf": [_SECONDS, {"type": "null"}]},
         "test_seconds": _SECONDS,
+        "test_cpu_seconds": _SECONDS,
         "cpu_seconds": _SECONDS,
         "page_faults": {"type": "integer", "minimum": 0},
         "blobs": _BLOBS,

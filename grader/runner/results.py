@@ -40,7 +40,8 @@ class SuiteRun:
     seconds: float  # wall time of the child, fork to reap
     test_seconds: float  # in-process time of the tests themselves
     install_seconds: float | None  # compiling the module and swapping it into the tests
-    cpu_seconds: float = 0.0  # the child's CPU time, user and system (what the benchmark counts)
+    test_cpu_seconds: float = 0.0  # the CPU time of the tests themselves (not stretched by waits for a core)
+    cpu_seconds: float = 0.0  # the child's CPU time, user and system, tests and all
     page_faults: int = 0  # the child's page faults: mostly copy-on-write of the zygote's heap
 
     @property

@@ -35,9 +35,10 @@ def test_blob_sizes_over_the_cap_are_refused_before_reading_them() -> None:
 
 
 @pytest.mark.parametrize("event", [
-    {"e": "end", "node": "t", "outcome": "passed", "message": "", "seconds": 0.1, "extra": 1},
-    {"e": "end", "node": "t", "outcome": "won", "message": "", "seconds": 0.1},
-    {"e": "end", "node": 3, "outcome": "passed", "message": "", "seconds": 0.1},
+    {"e": "end", "node": "t", "outcome": "passed", "message": "", "seconds": 0.1, "cpu_seconds": 0.1, "extra": 1},
+    {"e": "end", "node": "t", "outcome": "won", "message": "", "seconds": 0.1, "cpu_seconds": 0.1},
+    {"e": "end", "node": 3, "outcome": "passed", "message": "", "seconds": 0.1, "cpu_seconds": 0.1},
+    {"e": "end", "node": "t", "outcome": "passed", "message": "", "seconds": 0.1},
     {"e": "done", "node": "t"},
     {"e": "exec", "code": "print(1)"},
     {"e": "installed", "seconds": True},

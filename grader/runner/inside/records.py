@@ -20,7 +20,7 @@ EVENT_FIELDS: dict[str, dict[str, type | tuple[type, ...]]] = {
     "installed": {"seconds": (int, float)},  # the module is installed (and swapped into the tests)
     "collected": {"nodes": list},  # course runs: every test id pytest collected
     "start": {"node": str},  # a test is about to run
-    "end": {"node": str, "outcome": str, "message": str, "seconds": (int, float)},
+    "end": {"node": str, "outcome": str, "message": str, "seconds": (int, float), "cpu_seconds": (int, float)},
     "raised": {"message": str},  # the module failed to import, or the call raised
     "return": {},  # a call's answer, in the frame's single blob
     "done": {},  # the child finished its job; only now can a run pass

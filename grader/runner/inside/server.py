@@ -382,6 +382,7 @@ def respond(run: Run, child_exit: ChildExit, description: str, seconds: float,
     header = {"kind": run.kind, "run": run.token, "outcome": outcome.value, "node": node,
               "message": clip(message), "output": clip(output), "seconds": seconds,
               "install_seconds": installed, "test_seconds": sum(e["seconds"] for e in ends),
+              "test_cpu_seconds": sum(e["cpu_seconds"] for e in ends),
               "cpu_seconds": usage.ru_utime + usage.ru_stime, "page_faults": usage.ru_minflt + usage.ru_majflt}
     if run.kind == "course":
         collected: list[str] = next((event["nodes"] for event in events if event["e"] == "collected"), [])

@@ -14,6 +14,7 @@ driver.WarmRunner's ``collect``).
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -35,29 +36,32 @@ class SessionRecorder:
         self._order = order
         self._import_error = import_error
         self._reports: dict[str, list[pytest.TestReport]] = {}
+        self._cpu_at_start: dict[str, float] = {}
         self.collection_failed = False
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
             self.collection_failed = True
             self._recorder.emit("end", node=report.nodeid or COLLECTION_NODE, outcome="error",
-                                message=clip(report.longreprtext), seconds=0.0)
+                                message=clip(report.longreprtext), seconds=0.0, cpu_seconds=0.0)
 
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
         if not items:
             self.collection_failed = True
             self._recorder.emit("end", node=COLLECTION_NODE, outcome="error", message="no tests were collected",
-                                seconds=0.0)
+                                seconds=0.0, cpu_seconds=0.0)
         items[:] = ordered([item for item in items if item.nodeid not in self._skip], self._order)
         self._recorder.emit("collected", nodes=[item.nodeid for item in items])
         if self._import_error is not None:
             for item in items:  # nothing can pass on a module that does not import
-                self._recorder.emit("end", node=item.nodeid, outcome="error", message=self._import_error, seconds=0.0)
+                self._recorder.emit("end", node=item.nodeid, outcome="error", message=self._import_error, seconds=0.0,
+                                    cpu_seconds=0.0)
             items.clear()
 
     def pytest_runtest_logstart(self, nodeid: str) -> None:
         self._recorder.emit("start", node=nodeid)
         self._reports[nodeid] = []
+        self._cpu_at_start[nodeid] = time.process_time()
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self._reports[report.nodeid].append(report)
@@ -66,7 +70,8 @@ class SessionRecorder:
         reports = self._reports.pop(nodeid)
         outcome, message = summarize(reports)
         self._recorder.emit("end", node=nodeid, outcome=outcome.value, message=message,
-                            seconds=sum(report.duration for report in reports))
+                            seconds=sum(report.duration for report in reports),
+                            cpu_seconds=time.process_time() - self._cpu_at_start.pop(nodeid))
 
 
 def run_course(tests: Path, student_tests: Path | None, *, skip: set[str], import_error: str | None,

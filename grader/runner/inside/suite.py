@@ -134,12 +134,12 @@ def run_items(items: Sequence[pytest.Item], *, stop_early: bool, recorder: Recor
     """Run ``items`` in order, one start/end event each; stop after the first failure if asked."""
     for index, item in enumerate(items):
         recorder.emit("start", node=item.nodeid)
-        begun = time.perf_counter()
+        begun, begun_cpu = time.perf_counter(), time.process_time()
         nextitem = items[index + 1] if index + 1 < len(items) else None
         outcome, message = summarize(runtestprotocol(item, log=False, nextitem=nextitem))
         last = nextitem is None or (stop_early and outcome in (Outcome.FAILED, Outcome.ERROR))
         # the last end waits for the caller's "done"; any other goes with the next start
         recorder.emit("end", node=item.nodeid, outcome=outcome.value, message=message,
-                      seconds=time.perf_counter() - begun, hold=True)
+                      seconds=time.perf_counter() - begun, cpu_seconds=time.process_time() - begun_cpu, hold=True)
         if last:
             return
