@@ -10,6 +10,7 @@ and the arrays are compared here with the reference and with each pitfall mutant
 from __future__ import annotations
 
 import io
+import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -18,7 +19,11 @@ import numpy as np
 from grader.runner.inside import probe as probe_executor
 
 SCORES = ("dot", "general", "concat")
-RTOL, ATOL = 1e-6, 1e-9
+DTYPES = ("float64", "float32")  # every score at both: the course tests run both
+TOLERANCES = {"float64": (1e-6, 1e-9), "float32": (1e-4, 1e-5)}  # rtol, atol
+# Names that are no score (course test: LuongAttention(d, "cosine") raises a ValueError naming it).
+NOT_SCORES = ("cosine", "additive", "bilinear", "location", "scaled_dot")
+CONTRACT = "contract"
 
 
 @dataclass(frozen=True)
@@ -29,30 +34,57 @@ class ProbeVerdict:
 
 
 def draw_cases(seed: int, reference) -> bytes:
-    """One float64 case per score, rows full, padded, padded and empty; the parameters get the
-    names and shapes the ``reference`` module gives them at the drawn width."""
+    """Every score at each dtype (rows full, padded, padded and empty; the parameters named and
+    shaped as the ``reference`` module names them at the drawn width), then the contract case."""
     rng = np.random.default_rng(seed)
-    fields: dict[str, np.ndarray] = {}
-    for index, score in enumerate(SCORES):
-        d = int(rng.integers(3, 6))
-        batch, length = 4, 5
-        lengths = np.array([length, int(rng.integers(2, length)), int(rng.integers(1, length)), 0])
-        case = {
-            "d": np.array(d),
-            "score": np.array(score),
-            "query": rng.normal(size=(batch, d)),
-            "keys": rng.normal(size=(batch, length, d)),
-            "mask": np.arange(length)[None, :] < lengths[:, None],
-            "up_context": rng.normal(size=(batch, d)),
-            "up_weights": rng.normal(size=(batch, length)),
-            "up_attentional": rng.normal(size=(batch, d)),
-        }
-        for name, parameter in reference.LuongAttention(d, score).named_parameters():
-            case[f"param:{name}"] = rng.normal(size=parameter.shape) / np.sqrt(parameter.shape[-1])
-        fields.update({f"case{index}.{k}": v for k, v in case.items()})
+    cases = [_numbers_case(rng, reference, score, dtype) for dtype in DTYPES for score in SCORES]
+    cases.append(_contract_case(rng))
+    fields = {f"case{index}.{key}": value for index, case in enumerate(cases) for key, value in case.items()}
     buffer = io.BytesIO()
     np.savez(buffer, **fields)
     return buffer.getvalue()
+
+
+def _numbers_case(rng: np.random.Generator, reference, score: str, dtype: str) -> dict[str, np.ndarray]:
+    d = int(rng.integers(3, 6))
+    batch, length = 4, 5
+    lengths = np.array([length, int(rng.integers(2, length)), int(rng.integers(1, length)), 0])
+    case = {
+        "kind": np.array("numbers"),
+        "dtype": np.array(dtype),
+        "d": np.array(d),
+        "score": np.array(score),
+        "query": rng.normal(size=(batch, d)),
+        "keys": rng.normal(size=(batch, length, d)),
+        "mask": np.arange(length)[None, :] < lengths[:, None],
+        "up_context": rng.normal(size=(batch, d)),
+        "up_weights": rng.normal(size=(batch, length)),
+        "up_attentional": rng.normal(size=(batch, d)),
+    }
+    for name, parameter in reference.LuongAttention(d, score).named_parameters():
+        case[f"param:{name}"] = rng.normal(size=parameter.shape) / np.sqrt(parameter.shape[-1])
+    return case
+
+
+def _contract_case(rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """The course's test_validation at a drawn width and length, in a drawn order, beside calls
+    that must work; plus the names the contract's parameters and ``query_from`` are read at."""
+    d, batch, length = int(rng.integers(3, 6)), 2, int(rng.integers(3, 6))
+    calls: list[dict] = [{"call": "construct", "score": str(name), "d": d, "keyword": "score"}
+                         for name in rng.choice(NOT_SCORES, size=2, replace=False)]
+    for score in SCORES:
+        good = {"call": "forward", "score": score, "d": d, "query": [batch, d], "keys": [batch, length, d],
+                "mask": [batch, length], "mask_dtype": "bool", "keyword": ""}
+        for call in ("forward", "scores"):
+            calls += [{**good, "call": call}, {**good, "call": call, "query": [batch, d + 1]},
+                      {**good, "call": call, "keys": [batch, length, d - 1]}]
+        calls += [{**good, "mask": [batch, length - 1], "keyword": "mask"},
+                  {**good, "mask": [length, batch], "keyword": "mask"},
+                  {**good, "mask_dtype": "float32", "keyword": "mask"},
+                  {**good, "mask_dtype": "int64", "keyword": "mask"}]
+    order = rng.permutation(len(calls))
+    return {"kind": np.array(CONTRACT), "d": np.array(d), "scores": np.array(SCORES),
+            "calls": np.array([json.dumps(calls[i]) for i in order])}
 
 
 def outputs_of(module, payload: bytes) -> dict[str, np.ndarray]:
@@ -84,49 +116,109 @@ def judge(student: dict[str, np.ndarray], reference: dict[str, np.ndarray],
 
 
 def _cases(outputs: dict[str, np.ndarray]) -> list[str]:
-    return sorted({key.partition(".")[0] for key in outputs})
+    return sorted({key.partition(".")[0] for key in outputs}, key=lambda case: int(case.removeprefix("case")))
 
 
 def _case_keys(case: str, outputs: dict[str, np.ndarray]) -> list[str]:
     return [k for k in outputs if k.startswith(case + ".")]
 
 
-def _same(a: np.ndarray | None, b: np.ndarray | None) -> bool:
-    if a is None or b is None or a.dtype.kind not in "fiub" or b.dtype.kind not in "fiub" or a.shape != b.shape:
+def _tolerance(case: str, reference: dict[str, np.ndarray]) -> tuple[float, float]:
+    dtype = reference.get(f"{case}.dtype")
+    return TOLERANCES[str(dtype) if dtype is not None else "float64"]
+
+
+def _same(a: np.ndarray | None, b: np.ndarray | None, tolerance: tuple[float, float]) -> bool:
+    """``a`` (the student's) matches ``b`` (the reference's): text exactly; numbers within the
+    tolerance, with NaN and inf where ``b`` has them, and exact zeros where ``b`` has exact zeros
+    (padding weights, an empty row's context, gradients that must not reach padding)."""
+    if a is None or b is None or a.shape != b.shape:
         return False
-    return bool(np.all(np.isfinite(a) == np.isfinite(b)) and np.allclose(a, b, rtol=RTOL, atol=ATOL, equal_nan=True))
+    if b.dtype.kind == "U":
+        return a.dtype.kind == "U" and bool(np.array_equal(a, b))
+    if a.dtype.kind not in "fiub" or b.dtype.kind not in "fiub":
+        return False
+    rtol, atol = tolerance
+    return bool(np.all(np.isfinite(a) == np.isfinite(b)) and np.all(a[b == 0] == 0)
+                and np.allclose(a, b, rtol=rtol, atol=atol, equal_nan=True))
 
 
 def _reproduces(student, reference, mutant) -> bool:
-    """In some case (one score) where the student differs from the reference, the student's every
-    output equals the mutant's: the pitfall is recognised even beside an unrelated bug elsewhere."""
+    """In some case where the student differs from the reference, the student's every output
+    equals the mutant's: the pitfall is recognised even beside an unrelated bug elsewhere."""
     for case in _cases(reference):
-        keys = _case_keys(case, reference)
-        differs = any(not _same(student.get(k), reference[k]) for k in keys)
-        if differs and all(_same(student.get(k), mutant.get(k)) for k in keys):
+        keys, tolerance = _case_keys(case, reference), _tolerance(case, reference)
+        differs = any(not _same(student.get(k), reference[k], tolerance) for k in keys)
+        if differs and all(_same(student.get(k), mutant.get(k), tolerance) for k in keys):
             return True
     return False
 
 
 def _describe_case(case: str, student: dict[str, np.ndarray], reference: dict[str, np.ndarray]) -> str | None:
-    """One line for a case (a score) whose outputs differ, naming them in the order they flow."""
-    score = SCORES[int(case.removeprefix("case"))]
+    """One line for a case whose answers differ, naming what differs."""
+    contract = str(reference.get(f"{case}.kind")) == CONTRACT
+    label = CONTRACT if contract else _numbers_label(case, reference)
     error = student.get(f"{case}.error")
     if error is not None:
-        return f"{score}: the implementation raised {str(error)[:200]}"
-    wrong = [k for k in _case_keys(case, reference) if not _same(student.get(k), reference[k])]
+        return f"{label}: the implementation raised {str(error)[:200]}"
+    tolerance = _tolerance(case, reference)
+    wrong = [k for k in _case_keys(case, reference) if not _same(student.get(k), reference[k], tolerance)]
     if not wrong:
         return None
+    describe = _contract_problems if contract else _numbers_problems
+    return f"{label}: " + "; ".join(describe(case, wrong, student, reference))
+
+
+def _numbers_label(case: str, reference: dict[str, np.ndarray]) -> str:
+    dtype = str(reference[f"{case}.dtype"])
+    return str(reference[f"{case}.score"]) + ("" if dtype == DTYPES[0] else f" in {dtype}")
+
+
+def _numbers_problems(case: str, wrong: list[str], student: dict[str, np.ndarray],
+                      reference: dict[str, np.ndarray]) -> list[str]:
+    """What differs in a numbers case, in the order the values flow."""
     names = [k.partition(".")[2] for k in wrong]
     problems = []
     shapes = [n for n, k in zip(names, wrong) if student.get(k) is None or student[k].shape != reference[k].shape]
     if shapes:
         problems.append(f"wrong shape or missing: {', '.join(shapes)}")
-    nonfinite = [n for n, k in zip(names, wrong) if n not in shapes and not np.all(np.isfinite(student[k]))]
+    text = [(n, k) for n, k in zip(names, wrong) if n not in shapes and reference[k].dtype.kind == "U"]
+    for name, key in text:
+        differing = [f"{theirs} (should be {ours.partition(' ')[2]})"
+                     for ours, theirs in zip(reference[key].tolist(), student[key].tolist()) if ours != theirs]
+        problems.append(f"{name}: " + ", ".join(differing[:4]) if differing else f"{name} differ")
+    rest = [(n, k) for n, k in zip(names, wrong) if n not in shapes and (n, k) not in text]
+    not_numbers = [n for n, k in rest if student[k].dtype.kind not in "fiub"]
+    if not_numbers:
+        problems.append(f"not numbers: {', '.join(not_numbers)}")
+    nonfinite = [n for n, k in rest if n not in not_numbers and not np.all(np.isfinite(student[k]))]
     if nonfinite:
         problems.append(f"NaN or inf in: {', '.join(nonfinite)}")
-    numeric = [(n, k) for n, k in zip(names, wrong) if n not in shapes and n not in nonfinite]
+    numeric = [(n, k) for n, k in rest if n not in not_numbers and n not in nonfinite]
     if numeric:
         worst = max(float(np.max(np.abs(student[k] - reference[k]))) for _, k in numeric)
-        problems.append(f"differs in {', '.join(n for n, _ in numeric)} (max abs difference {worst:.3g})")
-    return f"{score}: " + "; ".join(problems)
+        zeros = [n for n, k in numeric if not np.all(student[k][reference[k] == 0] == 0)]
+        problems.append(f"differs in {', '.join(n for n, _ in numeric)} (max abs difference {worst:.3g})"
+                        + (f"; not exactly 0 where it must be: {', '.join(zeros)}" if zeros else ""))
+    return problems
+
+
+def _contract_problems(case: str, wrong: list[str], student: dict[str, np.ndarray],
+                       reference: dict[str, np.ndarray]) -> list[str]:
+    """What differs in the contract case: parameters, query_from, or which calls raise ValueError."""
+    problems = []
+    for key in wrong:
+        name = key.partition(".")[2]
+        ours, theirs = reference[key].tolist(), student.get(key)
+        theirs = theirs.tolist() if theirs is not None and theirs.shape == reference[key].shape else None
+        if name == "validation" and theirs is not None:
+            calls = reference[f"{case}.calls"].tolist()
+            lines = [f"{call} should give {should}, gave {gave}"
+                     for call, should, gave in zip(calls, ours, theirs) if should != gave]
+            problems.append(f"{len(lines)} of {len(calls)} validation calls differ: " + "; ".join(lines[:3]))
+        elif theirs is not None:
+            lines = [f"{gave!r} (should be {should!r})" for should, gave in zip(ours, theirs) if should != gave]
+            problems.append(f"{name}: " + ", ".join(lines[:3]) + (f" and {len(lines) - 3} more" if len(lines) > 3 else ""))
+        else:
+            problems.append(f"{name} should be {ours}, got {student.get(key)}"[:400])
+    return problems

@@ -83,8 +83,9 @@ def test_an_implementation_that_raises_is_described(payload, pitfall_outputs):
                                       '        raise RuntimeError("not written yet")\n')
     student = probes.outputs_of(load_trusted_module(CHAPTER, "raises", source.encode()), payload)
     verdict = probes.judge(student, probes.outputs_of(REFERENCE, payload), lambda: pitfall_outputs)
-    assert verdict.disagreements == tuple(f"{s}: the implementation raised RuntimeError: not written yet"
-                                          for s in probes.SCORES)
+    labels = [*probes.SCORES, *(f"{s} in float32" for s in probes.SCORES)]
+    assert verdict.disagreements == tuple(f"{label}: the implementation raised RuntimeError: not written yet"
+                                          for label in labels)
     assert verdict.behaves_like == ()
 
 
@@ -104,3 +105,50 @@ def test_answers_are_read_without_pickle():
     np.savez(buffer, evil=np.array([object()], dtype=object))
     with pytest.raises(ValueError):
         probes.read_answer(buffer.getvalue())
+
+
+def _described(payload: bytes, name: str, old: str, new: str) -> tuple[str, ...]:
+    """The probes' disagreements for the reference with ``old`` replaced by ``new``."""
+    assert old in REFERENCE_SOURCE
+    module = load_trusted_module(CHAPTER, name, REFERENCE_SOURCE.replace(old, new).encode())
+    verdict = probes.judge(probes.outputs_of(module, payload), probes.outputs_of(REFERENCE, payload), dict)
+    assert not verdict.agree
+    return verdict.disagreements
+
+
+def test_a_module_that_accepts_an_unknown_score_is_named(payload):
+    lines = _described(payload, "no_score_check", "        if score not in SCORES:\n            raise ValueError",
+                       "        if False:\n            raise ValueError")
+    assert len(lines) == 1 and lines[0].startswith("contract: 2 of ")
+    assert "should give ValueError naming the score, gave returned" in lines[0]
+
+
+def test_a_module_that_accepts_a_wrong_mask_is_named(payload):
+    lines = _described(payload, "no_mask_check", "        check_mask(mask, *self._check_inputs(query, keys))",
+                       "        self._check_inputs(query, keys)")
+    assert len(lines) == 1 and "validation calls differ" in lines[0]
+    assert "should give ValueError naming the mask, gave" in lines[0]
+
+
+def test_the_contract_names_parameters_and_query_from(payload):
+    lines = _described(payload, "previous", 'query_from = "current"', 'query_from = "previous"')
+    assert lines == ("contract: query_from: \"class 'previous'\" (should be \"class 'current'\"), \"dot 'previous'\" "
+                     "(should be \"dot 'current'\"), \"general 'previous'\" (should be \"general 'current'\") and 1 more",)
+    lines = _described(payload, "float64_by_default", "        self.combine = Linear(2 * d, d, bias=False, rng=rng)\n",
+                       "        self.combine = Linear(2 * d, d, bias=False, rng=rng)\n        self.to(np.float64)\n")
+    assert len(lines) == 1 and lines[0].startswith("contract: parameters: 'dot: combine.weight (")
+    assert "float64' (should be 'dot: combine.weight" in lines[0] and "float32')" in lines[0]
+
+
+def test_float32_is_checked_as_well_as_float64(payload):
+    old = "        return F.tanh(self.combine(F.cat([context, query], axis=-1)))"
+    lines = _described(payload, "float64_attentional", old, old.replace("return ", "out = ") + "\n"
+                       "        return Tensor(out.data.astype(np.float64)) if out.data.dtype == np.float32 else out")
+    # float64 agrees; in float32 the wrong dtype surfaces (tinyllm refuses to mix dtypes downstream)
+    assert [line.partition(":")[0] for line in lines] == [f"{s} in float32" for s in probes.SCORES]
+
+
+def test_padding_must_be_exactly_zero_not_just_close(payload):
+    lines = _described(payload, "almost_zero", "    return F.masked_fill(weights, empty, 0.0)",
+                       "    return F.masked_fill(weights, empty, 0.0) + Tensor(np.where(mask, 0.0, 1e-12).astype(weights.data.dtype))")
+    assert lines and all("not exactly 0 where it must be: " in line for line in lines)

@@ -1,20 +1,28 @@
-"""Probe executor: run one implementation on given inputs and return its outputs and gradients.
+"""Probe executor: run one implementation on given inputs and return what it did, as plain arrays.
 
 Runs inside the sandbox on the student's module, and in the trusted grader on the reference and
 the pitfall mutants, so both sides compute exactly the same quantities. Only numpy's npz format
 crosses the boundary (loaded with allow_pickle=False on both sides). Standard library, numpy and
 the tinyllm substrate only: the grader package is not visible inside the sandbox.
+
+The course tests' own verdicts cannot be trusted (they run in the student's process, which can
+write any record it likes), so the probes cover everything they check: outputs and gradients in
+float64 and float32 ("numbers" cases), and the module's contract: parameter names, shapes and
+default dtype, ``query_from``, and which malformed calls raise ValueError ("contract" case).
 """
 
 from __future__ import annotations
 
 import io
+import json
+import re
 
 import numpy as np
 
 # IMPORTANT: the key layout here is read by grader/probes.py; keep the two in step.
 OUTPUTS = ("context", "weights", "attentional", "scores", "context_with_proj", "grad_query", "grad_keys")
 MAX_ERROR_CHARS = 300
+ECHOED = ("kind", "score", "dtype")  # payload fields copied into the answer
 
 
 def run(module, payload: bytes) -> bytes:
@@ -23,13 +31,18 @@ def run(module, payload: bytes) -> bytes:
     answer: dict[str, np.ndarray] = {}
     for index, case in sorted(cases.items()):
         try:
-            outputs = _run_case(module, case)
+            outputs = _CASE_KINDS[str(case["kind"])](module, case)
         except Exception as exc:  # the implementation under test may raise anything
-            outputs = {"error": np.array(f"{type(exc).__name__}: {exc}"[:MAX_ERROR_CHARS])}
-        answer.update({f"case{index}.{key}": value for key, value in outputs.items()})
+            outputs = {"error": np.array(_error_text(exc))}
+        echoed = {key: case[key] for key in ECHOED if key in case}  # so the grader can name the case
+        answer.update({f"case{index}.{key}": value for key, value in {**outputs, **echoed}.items()})
     buffer = io.BytesIO()
     np.savez(buffer, **answer)
     return buffer.getvalue()
+
+
+def _error_text(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"[:MAX_ERROR_CHARS]
 
 
 def _split_cases(archive) -> dict[int, dict[str, np.ndarray]]:
@@ -40,35 +53,90 @@ def _split_cases(archive) -> dict[int, dict[str, np.ndarray]]:
     return cases
 
 
-def _run_case(module, case: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+def _numbers(module, case: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """One score's forward and backward pass at one dtype, with the grader's weights and inputs."""
     from tinyllm.autograd.tensor import Tensor
 
+    dtype = np.dtype(str(case["dtype"]))
+
+    def given(name: str, requires_grad: bool = False) -> Tensor:
+        return Tensor(case[name].astype(dtype), requires_grad=requires_grad)
+
     attention = module.LuongAttention(int(case["d"]), str(case["score"]))
-    attention.to(np.float64)
-    weights = {k.removeprefix("param:"): v for k, v in case.items() if k.startswith("param:")}
+    attention.to(dtype)
+    weights = {k.removeprefix("param:"): v.astype(dtype) for k, v in case.items() if k.startswith("param:")}
     attention.load_state_dict(weights)
-    query = Tensor(case["query"], requires_grad=True)
-    keys = Tensor(case["keys"], requires_grad=True)
+    query, keys = given("query", requires_grad=True), given("keys", requires_grad=True)
     context, attn_weights = attention.forward(query, keys, case["mask"])
     attentional = attention.attentional(query, context)
-    loss = (
-        (context * Tensor(case["up_context"])).sum()
-        + (attn_weights * Tensor(case["up_weights"])).sum()
-        + (attentional * Tensor(case["up_attentional"])).sum()
-    )
+    loss = ((context * given("up_context")).sum() + (attn_weights * given("up_weights")).sum()
+            + (attentional * given("up_attentional")).sum())
     loss.backward()
-    detached_query, detached_keys = Tensor(case["query"]), Tensor(case["keys"])
-    proj = attention.project_keys(detached_keys)
-    context_with_proj, _ = attention.forward(detached_query, detached_keys, case["mask"], proj=proj)
+    proj = attention.project_keys(given("keys"))
+    context_with_proj, _ = attention.forward(given("query"), given("keys"), case["mask"], proj=proj)
     outputs = {
         "context": context.data,
         "weights": attn_weights.data,
         "attentional": attentional.data,
-        "scores": attention.scores(detached_query, detached_keys).data,
+        "scores": attention.scores(given("query"), given("keys")).data,
         "context_with_proj": context_with_proj.data,
         "grad_query": query.grad,
         "grad_keys": keys.grad,
     }
     for name, parameter in attention.named_parameters():
         outputs[f"grad:{name}"] = parameter.grad
-    return {k: np.asarray(v if v is not None else np.nan, dtype=np.float64) for k, v in outputs.items()}
+    dtypes = np.array([f"{name} {np.asarray(value).dtype if value is not None else None}"
+                       for name, value in outputs.items()])
+    values = {k: np.asarray(v if v is not None else np.nan, dtype=np.float64) for k, v in outputs.items()}
+    return {**values, "dtypes": dtypes}
+
+
+def _contract(module, case: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """What the module promises besides numbers, as text the grader compares line by line."""
+    d = int(case["d"])
+    parameters, query_from = [], [f"class {getattr(module.LuongAttention, 'query_from', None)!r}"]
+    for score in (str(s) for s in case["scores"]):
+        attention = module.LuongAttention(d, score)
+        parameters += [f"{score}: {name} {tuple(p.shape)} {p.dtype}" for name, p in attention.named_parameters()]
+        parameters.append(f"{score}: state_dict {list(attention.state_dict())}")
+        query_from.append(f"{score} {getattr(attention, 'query_from', None)!r}")
+    calls = [json.loads(str(call)) for call in case["calls"]]
+    return {"parameters": np.array(parameters), "query_from": np.array(query_from),
+            "validation": np.array([_attempt(module, call) for call in calls]),
+            "calls": np.array([_describe_call(call) for call in calls])}
+
+
+def _attempt(module, call: dict) -> str:
+    """Make one call of the contract; say whether it raised ValueError (and named the keyword the
+    course tests look for in the message), raised something else, or returned."""
+    from tinyllm.autograd.tensor import Tensor
+
+    try:
+        attention = module.LuongAttention(call["d"], call["score"])
+        if call["call"] != "construct":
+            attention.to(np.float64)
+            query, keys = Tensor(np.ones(call["query"])), Tensor(np.ones(call["keys"]))
+            if call["call"] == "scores":
+                attention.scores(query, keys)
+            else:
+                attention(query, keys, np.ones(call["mask"], dtype=call["mask_dtype"]))
+    except ValueError as exc:
+        keyword = call["keyword"]
+        return "ValueError" + (f" naming the {keyword}" if keyword and re.search(keyword, str(exc), re.I) else "")
+    except Exception as exc:  # the implementation under test may raise anything
+        return f"{type(exc).__name__} (not ValueError)"
+    return "returned"
+
+
+def _describe_call(call: dict) -> str:
+    """The call as the report shows it."""
+    made = f"LuongAttention({call['d']}, {call['score']!r})"
+    if call["call"] == "construct":
+        return made
+    shapes = f"query {tuple(call['query'])}, keys {tuple(call['keys'])}"
+    if call["call"] == "scores":
+        return f"{made}.scores({shapes})"
+    return f"{made}({shapes}, mask {tuple(call['mask'])} {call['mask_dtype']})"
+
+
+_CASE_KINDS = {"numbers": _numbers, "contract": _contract}
