@@ -49,6 +49,8 @@ T = TypeVar("T")
 # imported must come out killed, or no outcome of the pass means anything.
 FORCED_FAILURE = "forced-failure"
 FORCED_FAILURE_SOURCE = b'raise ImportError("forced failure: the grader checks that a broken module is detected")\n'
+HIDDEN_PART = "id not shown"
+HIDDEN_NODE = "(a test whose id was not fixed at collection: not shown)"
 TRUSTED_RUN_HINT = (
     "messages from runs on the grader's implementations are not shown; run this test against your own "
     "correct luong.py to see why it fails"
@@ -143,7 +145,7 @@ def _grade(chapter: Chapter, catalogue: Catalogue, submission: Submission, backe
         if mutation is not None:
             alone = _timed(timing, "alone", _alone_pass, runners.clean, catalogue, submission.seed, settings,
                            compiled)
-            tests = _grade_tests(mutation.result(), alone, chapter, catalogue)
+            tests = _grade_tests(mutation.result(), alone, chapter, catalogue, frozenset(fast.collected))
     timing["total"] = _since(started)
     return Report(
         chapter=chapter.id,
@@ -271,10 +273,12 @@ def _variants(catalogue: Catalogue) -> dict[str, bytes]:
     return {f"variant {i + 1}": source for i, source in enumerate(catalogue.variants)}
 
 
-def _grade_tests(suite: SuitePass, alone: SuitePass, chapter: Chapter, catalogue: Catalogue) -> Tests:
+def _grade_tests(suite: SuitePass, alone: SuitePass, chapter: Chapter, catalogue: Catalogue,
+                 collected: frozenset[str]) -> Tests:
     return scoring.grade_tests(
-        validity=_validity(suite) + _validity(alone, ALONE),
-        mutants=tuple(_mutant_result(suite, m.id, m.pitfall) for m in catalogue.mutants if m.id in suite.runs),
+        validity=_validity(suite, collected) + _validity(alone, collected, ALONE),
+        mutants=tuple(_mutant_result(suite, m.id, m.pitfall, collected) for m in catalogue.mutants
+                      if m.id in suite.runs),
         threshold=chapter.threshold,
         required_pitfalls=chapter.required_pitfalls,
         alone={run_id: scoring.AloneRun(MUTANT_OUTCOMES[alone.runs[run_id].outcome], alone.runs[run_id].seconds)
@@ -283,13 +287,13 @@ def _grade_tests(suite: SuitePass, alone: SuitePass, chapter: Chapter, catalogue
     )
 
 
-def _validity(suite: SuitePass, how: str = "") -> tuple[ValidityRun, ...]:
+def _validity(suite: SuitePass, collected: frozenset[str], how: str = "") -> tuple[ValidityRun, ...]:
     labels = {REFERENCE: "reference", REFERENCE_AGAIN: "reference (run again last)"}
     return tuple(
         ValidityRun(
             implementation=labels.get(run_id, run_id) + how,
             outcome=run.outcome.value,
-            failed_test=run.node if run.killed else None,
+            failed_test=shown_node(run.node, collected) if run.killed else None,
             # Never the run's own message: it was written by the student's code while the trusted
             # module was in memory, so it could carry that module's text out (docstrings, constants).
             message=TRUSTED_RUN_HINT if run.killed else "",
@@ -298,10 +302,26 @@ def _validity(suite: SuitePass, how: str = "") -> tuple[ValidityRun, ...]:
     )
 
 
-def _mutant_result(suite: SuitePass, mutant_id: str, pitfall: bool) -> MutantResult:
+def _mutant_result(suite: SuitePass, mutant_id: str, pitfall: bool, collected: frozenset[str]) -> MutantResult:
     run = suite.runs[mutant_id]
     return MutantResult(id=mutant_id, pitfall=pitfall, outcome=MUTANT_OUTCOMES[run.outcome],
-                        killed_by=run.node if run.killed else None)
+                        killed_by=shown_node(run.node, collected) if run.killed else None)
+
+
+def shown_node(node: str | None, collected: frozenset[str]) -> str | None:
+    """A test id from a run on one of the grader's implementations, as a report may show it.
+
+    Only ids the fast zygote collected, before any implementation entered the sandbox, are
+    shown as they are. A run alone collects the suite with the implementation installed, so a
+    parametrize id (or a test's name) can be built from it, docstrings and constants included,
+    and a test can rewrite its own id while it runs: such an id is cut to the part that was
+    collected, or not shown at all."""
+    if node is None or node in collected:
+        return node
+    base = node.partition("[")[0]
+    if base in {known.partition("[")[0] for known in collected}:
+        return f"{base}[{HIDDEN_PART}]"
+    return HIDDEN_NODE
 
 
 def _error_report(request: GradeRequest, exc: Exception, started: float) -> Report:
