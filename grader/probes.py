@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import json
+import zipfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -93,9 +94,19 @@ def outputs_of(module, payload: bytes) -> dict[str, np.ndarray]:
 
 
 def read_answer(answer: bytes) -> dict[str, np.ndarray]:
-    """Parse an answer that came out of the sandbox: plain arrays only, never objects."""
-    with np.load(io.BytesIO(answer), allow_pickle=False) as archive:
-        return {key: archive[key] for key in archive.files}
+    """Parse an answer that came out of the sandbox: plain arrays only, never objects, and only
+    stored ones (as np.savez writes them). A compressed member could inflate here, outside the
+    sandbox's memory cap, to a thousand times the bytes that came out: a few megabytes of zeros
+    become gigabytes in the grader. Raises ValueError for anything else."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(answer)) as archive:
+            packed = [member.filename for member in archive.infolist() if member.compress_type != zipfile.ZIP_STORED]
+        if packed:
+            raise ValueError(f"compressed arrays are refused: {', '.join(packed[:3])}")
+        with np.load(io.BytesIO(answer), allow_pickle=False) as arrays:
+            return {key: arrays[key] for key in arrays.files}
+    except (zipfile.BadZipFile, OSError, EOFError) as exc:
+        raise ValueError(f"not a readable npz archive: {exc}") from None
 
 
 def judge(student: dict[str, np.ndarray], reference: dict[str, np.ndarray],

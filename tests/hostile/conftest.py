@@ -101,6 +101,7 @@ def repo_builder(tmp_path_factory: pytest.TempPathFactory, redis_server: RedisSe
         "HOST_ADDRESSES": ", ".join(repr(a) for a in host_addresses()),
         "MARKER": marker,
         "MARKER_LEN": str(len(marker)),
+        "BOMB_BYTES": str(256 << 20),  # what probe_answer_bomb's answer inflates to; a few hundred kB packed
     }
     return RepoBuilder(root=tmp_path_factory.mktemp("hostile-repos"), values=values)
 

@@ -47,3 +47,12 @@ def test_forged_course_results_do_not_buy_a_pass(grade_hostile, sandbox_backend)
     assert implementation["verdict"] == "fail" and not implementation["probes_agree"]
     assert any("should give ValueError naming the score, gave returned" in line
                for line in implementation["probe_disagreements"]), implementation["probe_disagreements"]
+
+
+def test_a_probe_answer_that_would_inflate_in_the_grader_is_refused(grade_hostile, sandbox_backend):
+    graded = grade_hostile(impl=hostile_impl("probe_answer_bomb"), backend=sandbox_backend("bwrap"))
+    assert_contained(graded)
+    implementation = graded.report["implementation"]
+    assert implementation["verdict"] == "fail" and not implementation["probes_agree"]
+    [reason] = implementation["probe_disagreements"]
+    assert reason.startswith("unreadable probe answer: compressed arrays are refused: case0.context.npy"), reason

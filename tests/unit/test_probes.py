@@ -107,6 +107,18 @@ def test_answers_are_read_without_pickle():
         probes.read_answer(buffer.getvalue())
 
 
+def test_compressed_answers_are_refused_before_they_inflate():
+    import io
+
+    buffer = io.BytesIO()
+    np.savez_compressed(buffer, zeros=np.zeros(8 << 20))  # 64 MiB of zeros in a few dozen kB
+    assert len(buffer.getvalue()) < 1 << 20
+    with pytest.raises(ValueError, match="compressed arrays are refused: zeros.npy"):
+        probes.read_answer(buffer.getvalue())
+    with pytest.raises(ValueError, match="not a readable npz archive"):
+        probes.read_answer(b"PK\x03\x04 not really a zip")
+
+
 def _described(payload: bytes, name: str, old: str, new: str) -> tuple[str, ...]:
     """The probes' disagreements for the reference with ``old`` replaced by ``new``."""
     assert old in REFERENCE_SOURCE
