@@ -144,3 +144,25 @@ def test_a_run_reports_what_the_child_cost(suite_folder, runner_for, reference) 
     assert run.outcome is Outcome.PASSED, run.message
     assert 0.3 <= run.test_cpu_seconds <= run.cpu_seconds <= run.seconds + 0.05
     assert run.page_faults >= 4096
+
+
+def test_kernel_objects_that_outlive_a_run_are_refused(suite_folder, runner_for, reference) -> None:
+    """SysV IPC, POSIX message queues and keyrings would let one run leave data for the next."""
+    folder = suite_folder({"test_kernel_objects.py": """
+        import ctypes, errno, os
+        libc = ctypes.CDLL(None, use_errno=True)
+        CALLS = {
+            "shmget": lambda: libc.shmget(0x4C33, 64, 0o1000 | 0o600),
+            "semget": lambda: libc.semget(0x4C33, 1, 0o1000 | 0o600),
+            "msgget": lambda: libc.msgget(0x4C33, 0o1000 | 0o600),
+            "mq_open": lambda: libc.mq_open(b"/l43", 0o100 | 2, 0o600, None),
+            "add_key": lambda: libc.syscall({"x86_64": 248, "aarch64": 217}[os.uname().machine], b"user", b"l43",
+                                            b"x", 1, -4),
+        }
+        def test_each_is_refused():
+            for name, call in CALLS.items():
+                ctypes.set_errno(0)
+                assert call() == -1 and ctypes.get_errno() == errno.EPERM, name
+    """})
+    run = runner_for(folder, workers=1).suite_runs([("ref", reference)], timeout=20.0)["ref"]
+    assert run.outcome is Outcome.PASSED, run.message

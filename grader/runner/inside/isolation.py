@@ -14,7 +14,9 @@ unix sockets outside its own process tree.
 from __future__ import annotations
 
 import ctypes
+import errno
 import os
+import platform
 import resource
 import stat
 import struct
@@ -40,6 +42,26 @@ _SCOPE_ALL = (1 << 0) | (1 << 1)  # abstract unix sockets and signals (ABI >= 6)
 
 _libc = ctypes.CDLL(None, use_errno=True)
 
+_PR_SET_SECCOMP = 22
+_SECCOMP_MODE_FILTER = 2
+_SECCOMP_RET_ALLOW = 0x7FFF0000
+_SECCOMP_RET_ERRNO = 0x00050000
+_SECCOMP_DATA_NR, _SECCOMP_DATA_ARCH = 0, 4  # offsets in struct seccomp_data
+_BPF_LD_W_ABS, _BPF_JEQ_K, _BPF_JGE_K, _BPF_RET_K = 0x20, 0x15, 0x35, 0x06
+_AUDIT_ARCH_X86_64, _AUDIT_ARCH_AARCH64 = 0xC000003E, 0xC00000B7
+_X32_SYSCALL_BIT = 0x40000000
+# SysV shm/sem/msg, POSIX mq_*, add_key/request_key/keyctl, by the kernel's table for each machine.
+_SECCOMP_TABLES = {
+    "x86_64": (_AUDIT_ARCH_X86_64, (29, 30, 31, 67, 64, 65, 66, 220, 68, 69, 70, 71,
+                                    240, 241, 242, 243, 244, 245, 248, 249, 250)),
+    "aarch64": (_AUDIT_ARCH_AARCH64, (194, 195, 196, 197, 190, 191, 192, 193, 186, 187, 188, 189,
+                                      180, 181, 182, 183, 184, 185, 217, 218, 219)),
+}
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
 
 def _check(result: int, what: str) -> int:
     if result < 0:
@@ -53,14 +75,43 @@ def _prctl(option: int, value: int) -> None:
 
 
 def harden_zygote() -> None:
-    """Keep children out of the zygote's memory and fds, and adopt every orphan they leave.
+    """Keep children out of the zygote's memory and fds, adopt every orphan they leave, and take
+    away the kernel objects that would outlive a run.
 
     Not dumpable: a child (same uid) cannot open /proc/<zygote>/mem or /proc/<zygote>/fd.
     Subreaper: a grandchild that escapes its process group with setsid() is re-parented to the
     zygote when its parent dies, so the zygote can still find and kill it.
+    Seccomp: see deny_shared_kernel_objects.
     """
     _prctl(_PR_SET_DUMPABLE, 0)
     _prctl(_PR_SET_CHILD_SUBREAPER, 1)
+    deny_shared_kernel_objects()
+
+
+def deny_shared_kernel_objects() -> None:
+    """Refuse (EPERM) the system calls of SysV IPC, POSIX message queues and keyrings, for this
+    process and everything it forks.
+
+    Each of them names an object by a key every process of the sandbox can reach and that lives
+    on after the process that made it: shared memory, a queue or a key left by one run is there
+    for the next. Landlock fences files, not these, so without this a suite could store the
+    behaviour of the first implementation it meets (the reference) and hold every later one to
+    it: a valid suite that kills mutants without one expectation of its own. Calls made through
+    another ABI (i386, x32) are refused outright, so the numbers below cannot be dodged.
+    """
+    arch, numbers = _SECCOMP_TABLES[platform.machine()]
+    deny = _SECCOMP_RET_ERRNO | errno.EPERM
+    program = [(_BPF_LD_W_ABS, 0, 0, _SECCOMP_DATA_ARCH), (_BPF_JEQ_K, 1, 0, arch), (_BPF_RET_K, 0, 0, deny),
+               (_BPF_LD_W_ABS, 0, 0, _SECCOMP_DATA_NR)]
+    if arch == _AUDIT_ARCH_X86_64:
+        program.append((_BPF_JGE_K, len(numbers) + 1, 0, _X32_SYSCALL_BIT))
+    program += [(_BPF_JEQ_K, len(numbers) - index, 0, number) for index, number in enumerate(numbers)]
+    program += [(_BPF_RET_K, 0, 0, _SECCOMP_RET_ALLOW), (_BPF_RET_K, 0, 0, deny)]
+    packed = ctypes.create_string_buffer(b"".join(struct.pack("=HBBI", *insn) for insn in program))
+    fprog = _SockFprog(len(program), ctypes.cast(packed, ctypes.c_void_p))
+    _prctl(_PR_SET_NO_NEW_PRIVS, 1)
+    _check(_libc.prctl(_PR_SET_SECCOMP, ctypes.c_ulong(_SECCOMP_MODE_FILTER), ctypes.byref(fprog), 0, 0),
+           "prctl(PR_SET_SECCOMP)")
 
 
 def landlock_abi() -> int:
