@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 
 import pytest
 
@@ -144,3 +145,21 @@ def test_course_repo_layout(tmp_path):
 def test_course_repo_that_is_not_a_folder(tmp_path):
     with pytest.raises(IntakeError, match="not a folder"):
         read_course_repo(CHAPTER, tmp_path / "nowhere")
+
+
+@pytest.mark.parametrize("linked", ["python", "python/tinyllm/seq2seq", "python/tests", "python/tests/l4-3-luong"])
+def test_a_course_repo_cannot_reach_outside_itself_through_a_linked_folder(tmp_path, linked):
+    """Linking python/tinyllm/seq2seq to the grader's reference/L4.3 graded the reference itself."""
+    outside = tmp_path / "outside"  # laid out so that every link below leads to files that would be read
+    (outside / "tinyllm/seq2seq").mkdir(parents=True)
+    (outside / "tinyllm/seq2seq/luong.py").write_bytes(GOOD_IMPL)
+    (outside / "tests/l4-3-luong").mkdir(parents=True)
+    (outside / "tests/l4-3-luong/test_a.py").write_bytes(GOOD_TEST)
+    repo = tmp_path / "repo"
+    (repo / "python/tinyllm/seq2seq").mkdir(parents=True)
+    (repo / "python/tinyllm/seq2seq/luong.py").write_bytes(GOOD_IMPL)
+    (repo / "python/tests/l4-3-luong").mkdir(parents=True)
+    shutil.rmtree(repo / linked)
+    (repo / linked).symlink_to(outside / linked.removeprefix("python").lstrip("/"), target_is_directory=True)
+    with pytest.raises(IntakeError, match=f"^{linked}: symbolic links are not accepted in a course repository"):
+        read_course_repo(CHAPTER, repo)
