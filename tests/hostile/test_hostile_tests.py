@@ -15,7 +15,7 @@ QUICK = ["exit_in_test", "exit_at_collection", "fs_hunt", "read_source", "rememb
          "memory_hog", "spy_on_runner", "leak_through_ids", "leak_by_renaming",
          "remember_via_kernel"]
 SLOW = ["loop_in_test", "fork_storm", "output_flood"]  # they run into the course-test or sandbox wall clock
-DOCKER_TOO = {"exit_in_test", "fs_hunt", "read_source", "fork_storm", "remember_via_kernel"}
+DOCKER_TOO = {"exit_in_test", "fs_hunt", "read_source", "fork_storm", "remember_first", "remember_via_kernel"}
 
 
 
