@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import enum
 import sys
+import traceback
 from pathlib import Path
 
 import typer
@@ -151,4 +152,10 @@ def _finish(report, format: Format, out: Path | None) -> None:
 
 
 def main() -> None:
-    app()
+    """The console script. Exit codes are the CI contract, so a crash (a bug) exits 2, "could not
+    grade", never 1, which would read as a failed grade; the traceback is on stderr."""
+    try:
+        app()
+    except Exception:  # noqa: BLE001 - whatever the bug, the exit code must not say "fail"
+        traceback.print_exc()
+        sys.exit(EXIT_CODES[Verdict.ERROR])

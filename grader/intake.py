@@ -21,6 +21,7 @@ MAX_TEST_FILES = 64
 ALLOWED_SUFFIXES = frozenset({".py", ".json", ".txt", ".csv", ".npy", ".npz"})
 DYNAMIC_IMPORTS = frozenset({"import_module", "__import__"})
 IGNORED_NAMES = frozenset({"__pycache__", ".pytest_cache", ".DS_Store"})
+MAX_DEPTH = 8  # folder levels below the tests folder
 
 
 class IntakeError(Exception):
@@ -133,16 +134,22 @@ def _read_tests(folder: Path, chapter: Chapter) -> tuple[tuple[str, bytes], ...]
 
 
 def _walk(folder: Path):
-    """Every file below ``folder``; a link anywhere is refused rather than followed."""
-    for entry in folder.iterdir():
-        if entry.name in IGNORED_NAMES:
-            continue
-        if entry.is_symlink():
-            raise IntakeError(f"{entry.relative_to(folder)}: symbolic links are not accepted")
-        if entry.is_dir():
-            yield from _walk(entry)
-        else:
-            yield entry
+    """Every file below ``folder``; a link anywhere is refused rather than followed, and so are
+    folders nested deeper than MAX_DEPTH (a walk must end, whatever the submission holds)."""
+    pending = [folder]
+    while pending:
+        for entry in pending.pop().iterdir():
+            if entry.name in IGNORED_NAMES:
+                continue
+            shown = entry.relative_to(folder)
+            if entry.is_symlink():
+                raise IntakeError(f"{shown}: symbolic links are not accepted")
+            if not entry.is_dir():
+                yield entry
+            elif len(shown.parts) >= MAX_DEPTH:
+                raise IntakeError(f"{shown}: folders nested deeper than {MAX_DEPTH} levels are not accepted")
+            else:
+                pending.append(entry)
 
 
 def _imported_modules(tree: ast.Module):

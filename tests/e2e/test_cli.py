@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import pytest
 
@@ -67,3 +69,13 @@ def test_grading_a_correct_implementation_without_tests_passes(tmp_path):
     assert data["verdict"] == "pass" and data["tests"] is None
     assert [t["outcome"] for t in data["implementation"]["tests"]] == ["passed"] * 11
     assert data["implementation"]["probes_agree"] is True
+
+
+def test_a_crash_of_the_grader_exits_2_not_1():
+    """1 means "the grade failed" to CI; a bug in the grader must read as "could not grade"."""
+    crash = ("import sys, grader.cli as cli\n"
+             "def grade(request):\n    raise RuntimeError('a bug in the grader')\n"
+             "cli.grade = grade\nsys.argv = ['grader', 'check', 'examples/L4.3/correct']\ncli.main()\n")
+    result = subprocess.run([sys.executable, "-c", crash], capture_output=True, text=True, cwd=REPO_ROOT, timeout=120)
+    assert result.returncode == 2
+    assert "RuntimeError: a bug in the grader" in result.stderr

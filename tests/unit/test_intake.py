@@ -163,3 +163,17 @@ def test_a_course_repo_cannot_reach_outside_itself_through_a_linked_folder(tmp_p
     (repo / linked).symlink_to(outside / linked.removeprefix("python").lstrip("/"), target_is_directory=True)
     with pytest.raises(IntakeError, match=f"^{linked}: symbolic links are not accepted in a course repository"):
         read_course_repo(CHAPTER, repo)
+
+
+def test_folders_nested_too_deep_are_refused_by_name(impl, tmp_path):
+    tests = make_tests(tmp_path, {"test_a.py": GOOD_TEST})
+    deep = tests.joinpath(*["d"] * 40)  # deeper than the walk should ever go
+    deep.mkdir(parents=True)
+    (deep / "notes.txt").write_text("x")
+    assert refused(impl, tests) == "d/d/d/d/d/d/d/d: folders nested deeper than 8 levels are not accepted"
+
+
+def test_a_nested_link_is_named_by_its_path_from_the_tests_folder(impl, tmp_path):
+    tests = make_tests(tmp_path, {"test_a.py": GOOD_TEST, "helpers/more/data.txt": b"x"})
+    os.symlink("/etc/passwd", tests / "helpers/more/passwd.txt")
+    assert refused(impl, tests) == "helpers/more/passwd.txt: symbolic links are not accepted"
