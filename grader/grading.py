@@ -105,13 +105,19 @@ class Runners:
 @contextmanager
 def sandboxed_runners(chapter: Chapter, submission: Submission, backend_name: str,
                       settings: Settings) -> Iterator[Runners]:
-    """The submission's runners, started at once, its tests mounted read-only in both."""
+    """The submission's runners, started at once, its tests mounted read-only in both.
+
+    The clean runner runs one child at a time. Its runs alone are the trusted check of the fast
+    pass, and runs in flight together in one sandbox can still reach each other (UDP on loopback;
+    on kernels before Landlock ABI 6 also signals and abstract sockets, before ABI 4 TCP), so two
+    of them overlapping could compare what they see. It costs nothing measurable: the fast pass
+    keeps both cores busy meanwhile."""
     backend = get_backend(backend_name)
     backend.check()
     with tempfile.TemporaryDirectory(prefix="grader-submission-") as scratch, ExitStack() as stack:
         tests_dir = _materialise_tests(submission, Path(scratch))
         runners = [WarmRunner(chapter=chapter, backend=backend, student_tests=tests_dir, limits=settings.limits(),
-                              workers=settings.workers, seed=submission.seed, collect=collect)
+                              workers=settings.workers if collect else 1, seed=submission.seed, collect=collect)
                    for collect in ((False, True) if tests_dir is not None else (False,))]
         for runner in runners:
             stack.callback(runner.close)

@@ -22,7 +22,7 @@ class SettingsError(ValueError):
 
 @dataclass(frozen=True)
 class Settings:
-    workers: int = 2  # children running at once in a submission's sandbox (cores to use)
+    workers: int = 2  # children at once in the fast (mutation) sandbox; the clean one runs one at a time
     wall_seconds: float = 300.0  # a whole grade's sandbox, wall clock
     cpu_seconds: int = 120  # CPU time of any one process in the sandbox
     memory_bytes: int = 1 << 30  # the sandbox's memory

@@ -60,3 +60,14 @@ def test_tests_that_fake_the_course_tests_do_not_pass_a_wrong_implementation(nam
     assert implementation["verdict"] == "fail" and not implementation["probes_agree"]
     assert "s07" in implementation["behaves_like"]
     assert graded.report["tests"]["verdict"] != "pass"
+
+
+def test_runs_alone_never_overlap(grade_hostile, sandbox_backend):
+    """The clean sandbox runs one child at a time: runs alone could otherwise meet over loopback
+    UDP (and, on older kernels, signals and sockets) and compare what each was given."""
+    graded = grade_hostile(impl=CORRECT_IMPL.read_text(), tests=hostile_tests("meet_other_runs"),
+                           backend=sandbox_backend("bwrap"))
+    assert_contained(graded)
+    alone = [run for run in graded.report["tests"]["validity"] if run["implementation"].endswith("(run alone)")]
+    assert [run["outcome"] for run in alone] == ["passed", "passed"], alone
+    assert "only when run after other implementations" not in (graded.report["tests"]["invalid_reason"] or "")
