@@ -63,12 +63,12 @@ def read_course_repo(chapter: Chapter, repo: Path) -> Submission:
     """Read a student's course repository laid out as the chapter says."""
     if not repo.is_dir():
         raise IntakeError(f"{repo}: not a folder (expected a course repository)")
-    impl = _in_repo(repo, chapter.student.impl)
-    tests = _in_repo(repo, chapter.student.tests)
+    impl = repo_path(repo, chapter.student.impl)
+    tests = repo_path(repo, chapter.student.tests)
     return read_submission(chapter, impl, tests if tests.exists() else None)
 
 
-def _in_repo(repo: Path, relative: str) -> Path:
+def repo_path(repo: Path, relative: str) -> Path:
     """``repo / relative``, refused if a folder on the way is a symbolic link: a linked folder
     can lead out of the repository, to the grader's own reference or another submission, whose
     files would then be graded as the student's."""

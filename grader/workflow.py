@@ -19,7 +19,7 @@ from rich.text import Text
 
 from grader.chapter import Chapter, ManifestError, load_chapter
 from grader.grading import GRADING_ERRORS, GradeRequest, grade, run_course_tests, sandboxed_runners
-from grader.intake import Submission, read_submission
+from grader.intake import IntakeError, Submission, read_submission, repo_path
 from grader.report.model import CourseTest, Verdict
 from grader.report.text import course_test_table
 from grader.settings import Settings
@@ -70,7 +70,10 @@ def start(*, chapter_id: str, repo: Path, force: bool = False) -> Started:
         raise WorkflowError(f"cannot read the contract {contract}: {exc}") from exc
     if not repo.is_dir():
         raise WorkflowError(f"{repo}: not a folder (expected a course repository)")
-    impl, tests = repo / chapter.student.impl, repo / chapter.student.tests
+    try:  # through a linked folder, --force would overwrite whatever the link leads to
+        impl, tests = repo_path(repo, chapter.student.impl), repo_path(repo, chapter.student.tests)
+    except IntakeError as exc:
+        raise WorkflowError(str(exc)) from None
     if impl.exists() and not force:
         raise AlreadyStarted(f"{impl} already exists; not overwriting your work (use --force to replace it)")
     impl.parent.mkdir(parents=True, exist_ok=True)
@@ -154,7 +157,7 @@ def course_tests(*, chapter_id: str, repo: Path, backend: str) -> CourseRun:
     try:
         settings = Settings.from_env()
         chapter = load_chapter(chapter_id)
-        submission = read_submission(chapter, repo / chapter.student.impl, None)
+        submission = read_submission(chapter, repo_path(repo, chapter.student.impl), None)
         with sandboxed_runners(chapter, submission, backend, settings) as runners:
             tests = run_course_tests(runners.clean, submission.impl, settings)
     except GRADING_ERRORS as exc:
@@ -182,9 +185,9 @@ def diff(*, chapter_id: str, repo: Path, backend: str) -> Diff:
     """The student's luong.py against the reference, only once a real grade passes the implementation."""
     try:
         chapter = load_chapter(chapter_id)
-    except ManifestError as exc:
+        impl = repo_path(repo, chapter.student.impl)
+    except (ManifestError, IntakeError) as exc:
         return Diff(Verdict.ERROR, str(exc))
-    impl = repo / chapter.student.impl
     report = grade(GradeRequest(chapter=chapter_id, impl=impl, backend=backend))
     if report.verdict is Verdict.ERROR:
         return Diff(Verdict.ERROR, report.error or "the grade ended in an error")

@@ -70,3 +70,17 @@ def test_the_stub_imports_and_every_method_raises_not_implemented(chapter, tmp_p
         cls(4, "dot")
     with pytest.raises(NotImplementedError, match="LuongAttention.forward"):
         cls.forward(None, None, None, None)
+
+
+def test_start_does_not_write_through_a_linked_folder(course_repo, tmp_path):
+    """With python/tinyllm/seq2seq linked elsewhere, --force would overwrite the luong.py there."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "luong.py").write_bytes(b"# somebody else's file\n")
+    repo = course_repo(None)
+    (repo / "python/tinyllm").mkdir(parents=True)
+    (repo / "python/tinyllm/seq2seq").symlink_to(elsewhere, target_is_directory=True)
+    result = grader("start", str(repo), "--force")
+    assert result.returncode != 0
+    assert "python/tinyllm/seq2seq: symbolic links are not accepted" in result.stderr
+    assert (elsewhere / "luong.py").read_bytes() == b"# somebody else's file\n"
