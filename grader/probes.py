@@ -151,8 +151,13 @@ def _same(a: np.ndarray | None, b: np.ndarray | None, tolerance: tuple[float, fl
     if a.dtype.kind not in "fiub" or b.dtype.kind not in "fiub":
         return False
     rtol, atol = tolerance
-    return bool(np.all(np.isfinite(a) == np.isfinite(b)) and np.all(a[b == 0] == 0)
+    return bool(np.all(np.isfinite(a) == np.isfinite(b)) and _zeros_kept(a, b)
                 and np.allclose(a, b, rtol=rtol, atol=atol, equal_nan=True))
+
+
+def _zeros_kept(a: np.ndarray, b: np.ndarray) -> bool:
+    """``a`` is exactly 0 wherever ``b`` is (same shape)."""
+    return bool(np.all(a[b == 0] == 0))
 
 
 def _reproduces(student, reference, mutant) -> bool:
@@ -209,7 +214,7 @@ def _numbers_problems(case: str, wrong: list[str], student: dict[str, np.ndarray
     numeric = [(n, k) for n, k in rest if n not in not_numbers and n not in nonfinite]
     if numeric:
         worst = max(float(np.max(np.abs(student[k] - reference[k]))) for _, k in numeric)
-        zeros = [n for n, k in numeric if not np.all(student[k][reference[k] == 0] == 0)]
+        zeros = [n for n, k in numeric if not _zeros_kept(student[k], reference[k])]
         problems.append(f"differs in {', '.join(n for n, _ in numeric)} (max abs difference {worst:.3g})"
                         + (f"; not exactly 0 where it must be: {', '.join(zeros)}" if zeros else ""))
     return problems
@@ -230,7 +235,8 @@ def _contract_problems(case: str, wrong: list[str], student: dict[str, np.ndarra
             problems.append(f"{len(lines)} of {len(calls)} validation calls differ: " + "; ".join(lines[:3]))
         elif theirs is not None:
             lines = [f"{gave!r} (should be {should!r})" for should, gave in zip(ours, theirs) if should != gave]
-            problems.append(f"{name}: " + ", ".join(lines[:3]) + (f" and {len(lines) - 3} more" if len(lines) > 3 else ""))
+            more = f" and {len(lines) - 3} more" if len(lines) > 3 else ""
+            problems.append(f"{name}: " + ", ".join(lines[:3]) + more)
         else:
             problems.append(f"{name} should be {ours}, got {student.get(key)}"[:400])
     return problems

@@ -20,7 +20,6 @@ import re
 import numpy as np
 
 # IMPORTANT: the key layout here is read by grader/probes.py; keep the two in step.
-OUTPUTS = ("context", "weights", "attentional", "scores", "context_with_proj", "grad_query", "grad_keys")
 MAX_ERROR_CHARS = 300
 ECHOED = ("kind", "score", "dtype")  # payload fields copied into the answer
 
@@ -32,7 +31,7 @@ def run(module, payload: bytes) -> bytes:
     for index, case in sorted(cases.items()):
         try:
             outputs = _CASE_KINDS[str(case["kind"])](module, case)
-        except Exception as exc:  # the implementation under test may raise anything
+        except Exception as exc:  # noqa: BLE001 - the implementation under test may raise anything
             outputs = {"error": np.array(_error_text(exc))}
         echoed = {key: case[key] for key in ECHOED if key in case}  # so the grader can name the case
         answer.update({f"case{index}.{key}": value for key, value in {**outputs, **echoed}.items()})
@@ -72,13 +71,14 @@ def _numbers(module, case: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     loss = ((context * given("up_context")).sum() + (attn_weights * given("up_weights")).sum()
             + (attentional * given("up_attentional")).sum())
     loss.backward()
-    proj = attention.project_keys(given("keys"))
-    context_with_proj, _ = attention.forward(given("query"), given("keys"), case["mask"], proj=proj)
+    detached_query, detached_keys = given("query"), given("keys")
+    proj = attention.project_keys(detached_keys)
+    context_with_proj, _ = attention.forward(detached_query, detached_keys, case["mask"], proj=proj)
     outputs = {
         "context": context.data,
         "weights": attn_weights.data,
         "attentional": attentional.data,
-        "scores": attention.scores(given("query"), given("keys")).data,
+        "scores": attention.scores(detached_query, detached_keys).data,
         "context_with_proj": context_with_proj.data,
         "grad_query": query.grad,
         "grad_keys": keys.grad,
@@ -122,8 +122,9 @@ def _attempt(module, call: dict) -> str:
                 attention(query, keys, np.ones(call["mask"], dtype=call["mask_dtype"]))
     except ValueError as exc:
         keyword = call["keyword"]
-        return "ValueError" + (f" naming the {keyword}" if keyword and re.search(keyword, str(exc), re.I) else "")
-    except Exception as exc:  # the implementation under test may raise anything
+        named = keyword and re.search(keyword, str(exc), re.IGNORECASE)
+        return "ValueError" + (f" naming the {keyword}" if named else "")
+    except Exception as exc:  # noqa: BLE001 - the implementation under test may raise anything
         return f"{type(exc).__name__} (not ValueError)"
     return "returned"
 

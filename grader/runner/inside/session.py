@@ -42,21 +42,22 @@ class SessionRecorder:
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
             self.collection_failed = True
-            self._recorder.emit("end", node=report.nodeid or COLLECTION_NODE, outcome="error",
-                                message=clip(report.longreprtext), seconds=0.0, cpu_seconds=0.0)
+            self._error(report.nodeid or COLLECTION_NODE, clip(report.longreprtext))
 
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
         if not items:
             self.collection_failed = True
-            self._recorder.emit("end", node=COLLECTION_NODE, outcome="error", message="no tests were collected",
-                                seconds=0.0, cpu_seconds=0.0)
+            self._error(COLLECTION_NODE, "no tests were collected")
         items[:] = ordered([item for item in items if item.nodeid not in self._skip], self._order)
         self._recorder.emit("collected", nodes=[item.nodeid for item in items])
         if self._import_error is not None:
             for item in items:  # nothing can pass on a module that does not import
-                self._recorder.emit("end", node=item.nodeid, outcome="error", message=self._import_error, seconds=0.0,
-                                    cpu_seconds=0.0)
+                self._error(item.nodeid, self._import_error)
             items.clear()
+
+    def _error(self, node: str, message: str) -> None:
+        """An error outcome for ``node`` that no test run produced (so it took no time)."""
+        self._recorder.emit("end", node=node, outcome="error", message=message, seconds=0.0, cpu_seconds=0.0)
 
     def pytest_runtest_logstart(self, nodeid: str) -> None:
         self._recorder.emit("start", node=nodeid)

@@ -82,7 +82,7 @@ def serve_from_session(tests: Path, serve: Callable[[pytest.Session | None, list
     """Configure pytest for the tests under ``tests`` and serve with its session; serve anyway if
     pytest fails. With ``collect``, the session holds the collected tests (the student's conftest
     and test modules have run in this process). Without, no conftest is loaded and nothing is
-    collected, so no student code runs here: each child collects for itself (collect_alone)."""
+    collected, so no student code runs here: each child collects for itself (session.run_alone)."""
     plugin = ServeFromSession(serve, collect=collect)
     # --tb=line: a failure's one-line message is all the grade needs, and pytest's long
     # tracebacks cost a killed run several times the test itself.
