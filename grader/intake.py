@@ -86,10 +86,13 @@ def _read_regular(path: Path, shown: str) -> bytes:
         raise IntakeError(f"{shown}: symbolic links are not accepted; submit the file itself")
     if not path.is_file():
         raise IntakeError(f"{shown}: not found or not a regular file")
-    size = path.stat().st_size
-    if size > MAX_FILE_BYTES:
-        raise IntakeError(f"{shown}: {size} bytes; the limit per file is {MAX_FILE_BYTES}")
-    return path.read_bytes()
+    try:
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise IntakeError(f"{shown}: {size} bytes; the limit per file is {MAX_FILE_BYTES}")
+        return path.read_bytes()
+    except OSError as exc:  # unreadable, or gone since it was listed
+        raise IntakeError(f"{shown}: cannot be read ({exc.strerror or exc})") from None
 
 
 def _parse_python(data: bytes, shown: str) -> ast.Module:
@@ -138,7 +141,7 @@ def _walk(folder: Path):
     folders nested deeper than MAX_DEPTH (a walk must end, whatever the submission holds)."""
     pending = [folder]
     while pending:
-        for entry in pending.pop().iterdir():
+        for entry in _entries(pending.pop(), folder):
             if entry.name in IGNORED_NAMES:
                 continue
             shown = entry.relative_to(folder)
@@ -150,6 +153,13 @@ def _walk(folder: Path):
                 raise IntakeError(f"{shown}: folders nested deeper than {MAX_DEPTH} levels are not accepted")
             else:
                 pending.append(entry)
+
+
+def _entries(directory: Path, root: Path) -> list[Path]:
+    try:
+        return list(directory.iterdir())
+    except OSError as exc:
+        raise IntakeError(f"{directory.relative_to(root)}: cannot be listed ({exc.strerror or exc})") from None
 
 
 def _imported_modules(tree: ast.Module):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -177,3 +178,29 @@ def test_a_nested_link_is_named_by_its_path_from_the_tests_folder(impl, tmp_path
     tests = make_tests(tmp_path, {"test_a.py": GOOD_TEST, "helpers/more/data.txt": b"x"})
     os.symlink("/etc/passwd", tests / "helpers/more/passwd.txt")
     assert refused(impl, tests) == "helpers/more/passwd.txt: symbolic links are not accepted"
+
+
+def test_a_file_that_cannot_be_read_is_refused_by_name(impl, tmp_path, monkeypatch):
+    tests = make_tests(tmp_path, {"test_a.py": GOOD_TEST, "data/table.csv": b"1,2\n"})
+    real = Path.read_bytes
+
+    def read_bytes(path):
+        if path.name == "table.csv":
+            raise PermissionError(13, "Permission denied")
+        return real(path)
+
+    monkeypatch.setattr(Path, "read_bytes", read_bytes)
+    assert refused(impl, tests) == "data/table.csv: cannot be read (Permission denied)"
+
+
+def test_a_folder_that_cannot_be_listed_is_refused_by_name(impl, tmp_path, monkeypatch):
+    tests = make_tests(tmp_path, {"test_a.py": GOOD_TEST, "private/notes.txt": b"x"})
+    real = Path.iterdir
+
+    def iterdir(path):
+        if path.name == "private":
+            raise PermissionError(13, "Permission denied")
+        return real(path)
+
+    monkeypatch.setattr(Path, "iterdir", iterdir)
+    assert refused(impl, tests) == "private: cannot be listed (Permission denied)"
