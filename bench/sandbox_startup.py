@@ -1,6 +1,6 @@
 """Print the per-spawn start-up cost of each sandbox backend (a benchmark: prints, never asserts).
 
-    .venv/bin/python tests/sandbox/startup_cost.py [--spawns 10] [bwrap docker]
+    .venv/bin/python bench/sandbox_startup.py [--spawns 10] [bwrap docker]
 
 Each spawn runs a trivial python (``pass``) to its exit; the figure is spawn to ExitInfo.
 """
