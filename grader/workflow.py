@@ -20,7 +20,7 @@ from rich.text import Text
 from grader.chapter import Chapter, ManifestError, load_chapter
 from grader.grading import GRADING_ERRORS, GradeRequest, grade, run_course_tests, sandboxed_runners
 from grader.intake import IntakeError, Submission, read_submission, repo_path
-from grader.report.model import CourseTest, Verdict
+from grader.report.model import CourseTest, PrintableText, Verdict
 from grader.report.text import course_test_table
 from grader.settings import Settings
 
@@ -45,14 +45,14 @@ class Started:
 
 
 @dataclass(frozen=True)
-class CourseRun:
+class CourseRun(PrintableText):
     verdict: Verdict
     tests: tuple[CourseTest, ...]
     error: str | None = None
 
 
 @dataclass(frozen=True)
-class Diff:
+class Diff(PrintableText):
     verdict: Verdict  # PASS: shown; FAIL: refused because the implementation does not pass; ERROR
     text: str  # the unified diff, or why there is none
 

@@ -7,7 +7,8 @@ Outcomes are enums defined once, each value with the meaning a reader of the rep
 from __future__ import annotations
 
 import enum
-from dataclasses import asdict, dataclass, field
+import re
+from dataclasses import asdict, dataclass, field, fields
 
 SCHEMA_VERSION = "1.0"
 
@@ -27,6 +28,34 @@ class TestsVerdict(str, enum.Enum):
     ERROR = "error"  # the tests could not be run at all (collection error, crash of the runner)
 
 
+# C0 and C1 controls but newline and tab, DEL, lone surrogates, and the bidirectional controls
+# that make a terminal or a browser show text in another order than it is written.
+_UNPRINTABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(text: str) -> str:
+    """``text`` with every unprintable character spelled as its escape (``\\x1b``, ``\\ud800``)."""
+    return _UNPRINTABLE.sub(lambda found: ascii(found.group())[1:-1], text)
+
+
+class PrintableText:
+    """Makes every str field (and every str in a tuple field) printable when the object is built.
+
+    A report's free text can come from the student's code: an exception's message, a test id, a
+    sandbox's stderr. Written as it is, an escape sequence would reach the reader's terminal (clear
+    the screen, print a verdict of its own), a control character would make a JUnit file invalid
+    XML, and a lone surrogate cannot be encoded as UTF-8 at all, so the report could not be written.
+    """
+
+    def __post_init__(self) -> None:
+        for name in (f.name for f in fields(self)):
+            value = getattr(self, name)
+            if type(value) is str:  # not the str-valued enums
+                object.__setattr__(self, name, printable(value))
+            elif isinstance(value, tuple) and all(type(item) is str for item in value):
+                object.__setattr__(self, name, tuple(printable(item) for item in value))
+
+
 class MutantOutcome(str, enum.Enum):
     KILLED = "killed"  # a test failed or errored
     TIMEOUT = "timeout"  # the run exceeded its time limit; counts as killed
@@ -39,14 +68,14 @@ class MutantOutcome(str, enum.Enum):
 
 
 @dataclass(frozen=True)
-class CourseTest:
+class CourseTest(PrintableText):
     name: str
     outcome: str  # passed / failed / error / skipped / timeout / crashed
     message: str = ""
 
 
 @dataclass(frozen=True)
-class Pitfall:
+class Pitfall(PrintableText):
     """A pitfall of the chapter, as its metadata describes it."""
 
     id: str
@@ -56,7 +85,7 @@ class Pitfall:
 
 
 @dataclass(frozen=True)
-class Implementation:
+class Implementation(PrintableText):
     verdict: Verdict
     tests: tuple[CourseTest, ...]
     probes_agree: bool
@@ -65,7 +94,7 @@ class Implementation:
 
 
 @dataclass(frozen=True)
-class ValidityRun:
+class ValidityRun(PrintableText):
     implementation: str  # "reference", "variant 1", "reference (again)"
     outcome: str  # passed / failed / error / timeout / crashed
     failed_test: str | None = None
@@ -73,7 +102,7 @@ class ValidityRun:
 
 
 @dataclass(frozen=True)
-class MutantResult:
+class MutantResult(PrintableText):
     id: str
     pitfall: bool
     outcome: MutantOutcome
@@ -81,7 +110,7 @@ class MutantResult:
 
 
 @dataclass(frozen=True)
-class Tests:
+class Tests(PrintableText):
     __test__ = False  # a name pytest would otherwise try to collect
     verdict: TestsVerdict
     score: float
@@ -95,7 +124,7 @@ class Tests:
 
 
 @dataclass(frozen=True)
-class Report:
+class Report(PrintableText):
     chapter: str
     verdict: Verdict
     implementation: Implementation | None  # None only when the grade ended in an error

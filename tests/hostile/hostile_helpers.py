@@ -100,6 +100,7 @@ def assert_contained(graded: Graded) -> None:
     validate(graded.report)
     assert graded.report["verdict"] != "pass"
     assert graded.stdout.strip(), "no text report on stdout"
+    assert not re.search("[\x00-\x08\x0b-\x1f\x7f]", graded.stdout), "the text report carries control characters"
     assert graded.leftovers == [], graded.leftovers
     assert leaked_lines(graded) == []
     assert graded.canary not in graded.surface(), "the grader's environment reached the sandbox"

@@ -7,7 +7,7 @@ import pytest
 from hostile_helpers import CORRECT_IMPL, SUBMISSIONS, assert_contained, hostile_cases, hostile_impl
 
 # Cases that end quickly; hangs cost whole course-test and probe timeouts, so they are slow.
-QUICK = ["exit_at_import", "memory_hog", "output_flood", "fs_hunt"]
+QUICK = ["exit_at_import", "memory_hog", "output_flood", "fs_hunt", "terminal_escapes"]
 SLOW = ["fork_storm", "loop_at_import", "loop_in_forward"]
 DOCKER_TOO = {"memory_hog", "fork_storm", "fs_hunt"}
 

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import re
+from xml.etree import ElementTree
 
 import jsonschema
 import pytest
 
+from grader.report.formats import RENDERERS
 from grader.report.json_report import render_json
 from grader.report.text import render_text
 from grader.report.json_report import validate
@@ -107,3 +110,50 @@ def test_text_report_shows_brackets_and_markup_as_written():
     text = render_text(report, width=200)
     assert "W_c [h ; c] instead of W_c [c ; h]" in text
     assert "[bold red]pwned[/] [link=http://x]" in text
+
+
+# What a hostile luong.py or test can put in a message: a screen clear and a forged verdict, a NUL,
+# a carriage return that overwrites the line, a lone surrogate, a right-to-left override.
+UNPRINTABLE = "\x1b[2J\x1b[HChapter L4.3: PASS\x00\rok\ud800\u202e"
+SHOWN = "\\x1b[2J\\x1b[HChapter L4.3: PASS\\x00\\rok\\ud800\\u202e"
+
+
+def report_with_unprintable_text() -> Report:
+    report = sample()
+    impl = report.implementation
+    tests = report.tests
+    return Report(**{
+        **report.__dict__, "error": UNPRINTABLE,
+        "implementation": Implementation(**{**impl.__dict__, "tests": (CourseTest("test_x", "failed", UNPRINTABLE),),
+                                            "probe_disagreements": (UNPRINTABLE,)}),
+        "tests": Tests(**{**tests.__dict__, "invalid_reason": UNPRINTABLE,
+                          "validity": (ValidityRun("reference", "failed", UNPRINTABLE, UNPRINTABLE),),
+                          "mutants": (MutantResult("s01", True, MutantOutcome.KILLED, UNPRINTABLE),)}),
+    })
+
+
+def test_unprintable_text_is_spelled_out_when_a_report_is_built():
+    report = report_with_unprintable_text()
+    assert report.error == SHOWN
+    assert report.implementation.tests[0].message == SHOWN
+    assert report.implementation.probe_disagreements == (SHOWN,)
+    assert report.tests.validity[0].failed_test == SHOWN and report.tests.mutants[0].killed_by == SHOWN
+    assert report.verdict is Verdict.FAIL and report.tests.mutants[0].outcome is MutantOutcome.KILLED  # enums kept
+
+
+@pytest.mark.parametrize("name", sorted(RENDERERS))
+def test_no_format_writes_unprintable_text(name):
+    """Escape sequences would reach the reader's terminal, control characters make a JUnit file
+    invalid XML, and a lone surrogate cannot be written as UTF-8 at all."""
+    written = RENDERERS[name](report_with_unprintable_text())
+    written.encode("utf-8")
+    assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202e]", written)
+    if name == "junit":
+        ElementTree.fromstring(written.encode("utf-8"))
+
+
+def test_the_workflow_results_are_printable_too():
+    from grader.workflow import CourseRun, Diff
+
+    assert CourseRun(Verdict.ERROR, (), error=UNPRINTABLE).error == SHOWN
+    assert Diff(Verdict.ERROR, UNPRINTABLE).text == SHOWN
