@@ -2,6 +2,8 @@
 
 Every read has a deadline, so a hung or dead zygote becomes a RunnerError, never a hang. Answers
 come from inside the sandbox, so each is validated against a JSON schema before any field is used.
+Numbers are bounded there too: a time of 1e400 reads as infinity, and a deadline derived from it
+would overflow select().
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from grader.sandbox import SandboxedProcess
 MAX_ANSWER_BLOB_BYTES = 32 << 20
 
 _TEXT = {"type": "string", "maxLength": 4096}
-_SECONDS = {"type": "number", "minimum": 0}
+_SECONDS = {"type": "number", "minimum": 0, "maximum": 1e6}
 _BLOBS = {"type": "array", "items": {"type": "integer", "minimum": 0}}
 READY_SCHEMA = {
     "type": "object",
@@ -60,7 +62,7 @@ ANSWER_SCHEMA = {
         "test_seconds": _SECONDS,
         "test_cpu_seconds": _SECONDS,
         "cpu_seconds": _SECONDS,
-        "page_faults": {"type": "integer", "minimum": 0},
+        "page_faults": {"type": "integer", "minimum": 0, "maximum": 1 << 62},
         "blobs": _BLOBS,
         "collected": {"type": "array", "items": {"type": "string"}},
         "complete": {"type": "boolean"},
@@ -85,10 +87,16 @@ ANSWER = _compiled(ANSWER_SCHEMA)
 
 
 class Channel:
-    """Frames to and from one sandboxed zygote."""
+    """Frames to and from one sandboxed zygote.
 
-    def __init__(self, process: SandboxedProcess) -> None:
+    ``shows_sandbox`` says whether a failure may quote what the sandbox said (the end of its
+    stderr, the frame that broke the protocol). Not for a zygote that collected the student's
+    tests: their conftest runs in it and sees every module sent there, the grader's reference and
+    mutants included, so anything it prints or sends could carry their text into the report."""
+
+    def __init__(self, process: SandboxedProcess, *, shows_sandbox: bool) -> None:
         self._process = process
+        self._shows_sandbox = shows_sandbox
         self._in = process.stdout.fileno()
         self._out = process.stdin.fileno()
         os.set_blocking(self._out, False)
@@ -111,7 +119,7 @@ class Channel:
             header = decode_header(self._read(length, deadline), max_blob_bytes=MAX_ANSWER_BLOB_BYTES)
             validator.validate(header)
         except (ProtocolError, jsonschema.ValidationError) as exc:
-            raise self.failure(f"the zygote sent an invalid frame: {exc}") from None
+            raise self.failure("the zygote sent an invalid frame" + (f": {exc}" if self._shows_sandbox else "")) from None
         return header, [self._read(size, deadline) for size in header["blobs"]]
 
     def _read(self, size: int, deadline: float) -> bytes:
@@ -139,6 +147,6 @@ class Channel:
             info = self._process.wait(timeout=5.0)
         except TimeoutError:
             return RunnerError(f"{what}; the sandbox is still running")
-        tail = info.stderr[-2000:].strip()
+        tail = info.stderr[-2000:].strip() if self._shows_sandbox else ""
         return RunnerError(f"{what}; the sandbox {info.termination.value} (returncode {info.returncode})"
                            + (f":\n{tail}" if tail else ""))
