@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import ModuleType
 from typing import TypeVar
@@ -149,9 +149,11 @@ def _grade(chapter: Chapter, catalogue: Catalogue, submission: Submission, backe
         implementation = _grade_implementation(runners.clean, chapter, catalogue, submission, settings, timing)
         tests = None
         if mutation is not None:
-            alone = _timed(timing, "alone", _alone_pass, runners.clean, catalogue, submission.seed, settings,
+            alone = _timed(timing, "alone", _alone_pass, runners.clean, catalogue, alone_sample(catalogue, settings),
                            compiled)
-            tests = _grade_tests(mutation.result(), alone, chapter, catalogue, frozenset(fast.collected))
+            suite = mutation.result()
+            alone = _timed(timing, "settle", _settle_timeouts, runners.clean, catalogue, suite, alone, compiled)
+            tests = _grade_tests(suite, alone, chapter, catalogue, frozenset(fast.collected))
     timing["total"] = _since(started)
     return Report(
         chapter=chapter.id,
@@ -264,15 +266,36 @@ def _mutation_pass(runner: WarmRunner, catalogue: Catalogue, compiled: dict[byte
     return suite
 
 
-def _alone_pass(runner: WarmRunner, catalogue: Catalogue, seed: int, settings: Settings,
-                compiled: dict[bytes, bytes]) -> SuitePass:
-    """The correct implementations, every pitfall mutant and a seeded sample of the pool, each run
-    alone: a kill the fast pass reports must happen here too."""
+def alone_sample(catalogue: Catalogue, settings: Settings) -> set[str]:
+    """Every pitfall mutant and a sample of the pool, drawn afresh for each grade.
+
+    Not from the submission's seed: the pool's ids are in every report and the seed is a hash of
+    the files, so a student could vary a comment until the sample held only mutants their tests
+    really kill, and let a conftest kill the rest in the fast pass alone."""
     pool = [m.id for m in catalogue.mutants if not m.pitfall]
-    sample = set(random.Random(seed).sample(pool, min(settings.alone_sample, len(pool))))
-    return runner.mutation_pass(reference=catalogue.reference, variants=_variants(catalogue),
-                                mutants={m.id: m.source for m in catalogue.mutants if m.pitfall or m.id in sample},
+    sample = random.SystemRandom().sample(pool, min(settings.alone_sample, len(pool)))
+    return {m.id for m in catalogue.mutants if m.pitfall} | set(sample)
+
+
+def _alone_pass(runner: WarmRunner, catalogue: Catalogue, mutant_ids: set[str],
+                compiled: dict[bytes, bytes], *, variants: bool = True) -> SuitePass:
+    """The correct implementations (unless not ``variants``) and the mutants ``mutant_ids``, each
+    run alone: a kill the fast pass reports must happen here too."""
+    return runner.mutation_pass(reference=catalogue.reference, variants=_variants(catalogue) if variants else {},
+                                mutants={m.id: m.source for m in catalogue.mutants if m.id in mutant_ids},
                                 compiled=compiled)
+
+
+def _settle_timeouts(runner: WarmRunner, catalogue: Catalogue, suite: SuitePass, alone: SuitePass,
+                     compiled: dict[bytes, bytes]) -> SuitePass:
+    """``alone`` with a run alone of every mutant that timed out in the fast pass and had none:
+    such a timeout counts only as that run comes out (scoring.settle_timeouts)."""
+    timed_out = {m for m in suite.mutants if suite.runs[m].outcome is Outcome.TIMEOUT and m not in alone.runs}
+    if not timed_out:
+        return alone
+    more = _alone_pass(runner, catalogue, timed_out, compiled, variants=False)
+    settled = {m: more.runs[m] for m in more.mutants if m in more.runs}
+    return replace(alone, runs={**alone.runs, **settled}, mutants=alone.mutants + tuple(settled))
 
 
 def _variants(catalogue: Catalogue) -> dict[str, bytes]:

@@ -7,7 +7,7 @@ kill, what passes the bar) are in one place and unit-testable without running an
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from grader.report.model import (
     Implementation,
@@ -48,10 +48,11 @@ def alone_reason(mutants: Sequence[MutantResult], alone: Mapping[str, AloneRun],
     process that saw no other implementation) must come out as it did among the others. A test
     that decides by what earlier runs left behind, rather than by behaviour, shows up here.
 
-    Clocks are not behaviour: a mutant that timed out among the others (``timeout``) agrees with
-    a run alone that passed but took at least half as long, since the two passes' budgets differ
-    a little; and a kill alone by a timeout never counts against the suite. A test that stalls
-    on purpose among the others still shows, because alone it passes quickly."""
+    Clocks are not behaviour: a mutant that timed out among the others (``timeout``) is not
+    contradicted by a run alone that passed but took at least half as long, since the two passes'
+    budgets differ a little (settle_timeouts then counts it as a survivor); and a kill alone by a
+    timeout never counts against the suite. A test that stalls on purpose among the others still
+    shows, because alone it passes quickly."""
     together = {m.id: m.outcome for m in mutants}
 
     def killed_only_together(run_id: str, run: AloneRun) -> bool:
@@ -75,6 +76,23 @@ def alone_reason(mutants: Sequence[MutantResult], alone: Mapping[str, AloneRun],
                                "earlier runs left behind (files, memory, the runner's own state)")
 
 
+def settle_timeouts(mutants: Sequence[MutantResult], alone: Mapping[str, AloneRun]) -> tuple[MutantResult, ...]:
+    """Each mutant that timed out among the others, as its run alone came out; a survivor if it
+    has none.
+
+    The student's code holds the fast zygote's clock: it can stall any run there until it times
+    out, and clocks being noisy, a run alone that passes slowly cannot prove that wrong. So a
+    timeout among the others is no kill by itself (grading runs each one alone, and that run
+    decides); a failing test among the others is, as far as the runs alone sampled agree."""
+    def settled(mutant: MutantResult) -> MutantResult:
+        run = alone.get(mutant.id)
+        if mutant.outcome is not MutantOutcome.TIMEOUT or (run is not None and run.outcome.is_killed):
+            return mutant
+        return replace(mutant, outcome=MutantOutcome.SURVIVED, killed_by=None)
+
+    return tuple(settled(mutant) for mutant in mutants)
+
+
 def grade_tests(
     *,
     validity: Sequence[ValidityRun],
@@ -85,12 +103,13 @@ def grade_tests(
     timeout: float,
 ) -> Tests:
     """The mutation grade: killed / total, and the bar (threshold and every required pitfall)."""
+    reason = invalid_reason(validity) or alone_reason(mutants, alone, timeout)
+    mutants = settle_timeouts(mutants, alone)
     killed = sum(1 for m in mutants if m.outcome.is_killed)
     total = len(mutants)
     score = killed / total if total else 0.0
     survivors = {m.id for m in mutants if not m.outcome.is_killed}
     missed = tuple(p for p in required_pitfalls if p in survivors or p not in {m.id for m in mutants})
-    reason = invalid_reason(validity) or alone_reason(mutants, alone, timeout)
     if reason is not None:
         verdict = TestsVerdict.INVALID
     elif score >= threshold and not missed:

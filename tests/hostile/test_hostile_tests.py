@@ -71,3 +71,14 @@ def test_runs_alone_never_overlap(grade_hostile, sandbox_backend):
     alone = [run for run in graded.report["tests"]["validity"] if run["implementation"].endswith("(run alone)")]
     assert [run["outcome"] for run in alone] == ["passed", "passed"], alone
     assert "only when run after other implementations" not in (graded.report["tests"]["invalid_reason"] or "")
+
+
+@pytest.mark.slow
+def test_a_timeout_among_the_others_counts_only_as_its_run_alone(grade_hostile, sandbox_backend):
+    """The suite tests nothing; its conftest stalls a few mutants' runs in the fast pass, which
+    pass (slowly) alone: no kills, and no evidence against the suite either."""
+    graded = grade_hostile(impl=CORRECT_IMPL.read_text(), tests=hostile_tests("stall_among_others"),
+                           backend=sandbox_backend("bwrap"))
+    assert_contained(graded)
+    tests = graded.report["tests"]
+    assert (tests["verdict"], tests["killed"]) == ("fail", 0), tests["invalid_reason"]

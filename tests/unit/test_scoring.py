@@ -23,11 +23,11 @@ TIMEOUT = 1.0  # the fast pass's per-run timeout
 KILLED, SURVIVED, TIMED_OUT = MutantOutcome.KILLED, MutantOutcome.SURVIVED, MutantOutcome.TIMEOUT
 
 
-def grade(validity=VALID, rows=None, threshold=0.8, alone=None):
-    """``alone``: {id: outcome or (outcome, seconds)} of runs alone; by default each agrees."""
+def grade(validity=VALID, rows=None, threshold=0.8, alone=None, everyone_alone=True):
+    """``alone``: {id: outcome or (outcome, seconds)} of runs alone; every other mutant's run alone
+    agrees with the pass, unless not ``everyone_alone``."""
     rows = rows if rows is not None else mutants()
-    if alone is None:
-        alone = {row.id: row.outcome for row in rows}
+    alone = ({row.id: row.outcome for row in rows} if everyone_alone else {}) | (alone or {})
     runs = {i: AloneRun(*(run if isinstance(run, tuple) else (run, 0.01))) for i, run in alone.items()}
     return grade_tests(validity=validity, mutants=rows, threshold=threshold, required_pitfalls=REQUIRED,
                        alone=runs, timeout=TIMEOUT)
@@ -84,12 +84,27 @@ def test_agreeing_runs_alone_change_nothing():
     assert grade(alone={"s01": KILLED, "m9": SURVIVED}).verdict is TestsVerdict.PASS
 
 
-def test_a_timeout_agrees_with_a_slow_pass_alone_but_not_with_a_quick_one():
-    """m1..m7 timed out in the pass (mutants()): a slow mutant is slow alone too, whichever side
-    of the clock it lands; a test that stalls only among the others passes quickly alone."""
-    assert grade(alone={"m1": (SURVIVED, 0.6 * TIMEOUT)}).verdict is TestsVerdict.PASS
+def test_a_timeout_that_passes_alone_slowly_is_a_survivor_and_no_disagreement():
+    """m0..m7 timed out in the pass (mutants()): a slow mutant is slow alone too, whichever side
+    of the clock it lands, so that is no evidence against the suite; but no kill either."""
+    result = grade(alone={"m1": (SURVIVED, 0.6 * TIMEOUT)})
+    assert result.invalid_reason is None and (result.verdict, result.killed) == (TestsVerdict.FAIL, 9)
+    assert next(m for m in result.mutants if m.id == "m1") == MutantResult("m1", False, SURVIVED, None)
+
+
+def test_a_timeout_that_passes_alone_quickly_makes_the_suite_invalid():
+    """A test that stalls only among the others passes quickly alone."""
     result = grade(alone={"m1": (SURVIVED, 0.05)})
     assert result.verdict is TestsVerdict.INVALID and "killed m1 only when run after" in result.invalid_reason
+
+
+def test_a_timeout_counts_only_as_its_run_alone_came_out():
+    """A suite that stalls every mutant's run among the others, and passes slowly alone, kills
+    nothing; a timeout never run alone is no kill either."""
+    stalled = {f"m{i}": (SURVIVED, 0.6 * TIMEOUT) for i in range(8)}
+    assert grade(alone=stalled).killed == 2
+    assert grade(alone={"s01": KILLED, "s02": KILLED}, everyone_alone=False).killed == 2
+    assert grade(alone={"m3": (KILLED, 0.2), "m4": (TIMED_OUT, 2 * TIMEOUT)}, everyone_alone=False).killed == 4
 
 
 def test_a_timeout_alone_of_a_survivor_is_not_held_against_the_suite():
