@@ -145,6 +145,8 @@ def _walk(folder: Path):
             if entry.name in IGNORED_NAMES:
                 continue
             shown = entry.relative_to(folder)
+            if not entry.name.isprintable():  # control characters, undecodable bytes, bidi controls
+                raise IntakeError(f"{_escaped(str(shown))}: file and folder names must be printable UTF-8")
             if entry.is_symlink():
                 raise IntakeError(f"{shown}: symbolic links are not accepted")
             if not entry.is_dir():
@@ -153,6 +155,12 @@ def _walk(folder: Path):
                 raise IntakeError(f"{shown}: folders nested deeper than {MAX_DEPTH} levels are not accepted")
             else:
                 pending.append(entry)
+
+
+def _escaped(name: str) -> str:
+    """``name`` with each unprintable character as its escape: the refusal is printed, and a
+    name can hold an escape sequence for the reader's terminal."""
+    return "".join(char if char.isprintable() else ascii(char)[1:-1] for char in name)
 
 
 def _entries(directory: Path, root: Path) -> list[Path]:

@@ -204,3 +204,15 @@ def test_a_folder_that_cannot_be_listed_is_refused_by_name(impl, tmp_path, monke
 
     monkeypatch.setattr(Path, "iterdir", iterdir)
     assert refused(impl, tests) == "private: cannot be listed (Permission denied)"
+
+
+@pytest.mark.parametrize("name,shown", [
+    (b"helper_\xff.py", "helper_\\udcff.py"),  # not UTF-8: the digest could not even be taken
+    (b"test_\x1b[2J.py", "test_\\x1b[2J.py"),  # an escape sequence for whoever reads the refusal
+    (b"data/a\nb.txt", "data/a\\nb.txt"),
+])
+def test_names_that_are_not_printable_utf8_are_refused(impl, tmp_path, name, shown):
+    tests = make_tests(tmp_path, {"test_a.py": GOOD_TEST, "data/x.txt": b"x"})
+    with open(os.path.join(os.fsencode(tests), name), "wb") as file:
+        file.write(b"x = 1\n")
+    assert refused(impl, tests) == f"{shown}: file and folder names must be printable UTF-8"
