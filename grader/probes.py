@@ -11,9 +11,13 @@ from __future__ import annotations
 
 import io
 import json
+import math
+import re
 import zipfile
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import IO
 
 import numpy as np
 
@@ -25,6 +29,12 @@ TOLERANCES = {"float64": (1e-6, 1e-9), "float32": (1e-4, 1e-5)}  # rtol, atol
 # Names that are no score (course test: LuongAttention(d, "cosine") raises a ValueError naming it).
 NOT_SCORES = ("cosine", "additive", "bilinear", "location", "scaled_dot")
 CONTRACT = "contract"
+MAX_QUOTED_CHARS = 200  # of any student-derived text a disagreement quotes
+# What np.savez writes, and so all an answer may hold: numbered cases' arrays of bools, numbers or text.
+ANSWER_MEMBER = re.compile(r"case\d+\..+\.npy", re.DOTALL)
+ANSWER_DTYPE_KINDS = "biufU"
+NPY_HEADER_READERS = {(1, 0): np.lib.format.read_array_header_1_0, (2, 0): np.lib.format.read_array_header_2_0}
+SAVEZ_ZIP_FLAGS = 0x08 | 0x800  # data descriptor, UTF-8 name; never encryption (0x01) or patch data (0x20)
 
 
 @dataclass(frozen=True)
@@ -35,8 +45,8 @@ class ProbeVerdict:
 
 
 def draw_cases(seed: int, reference) -> bytes:
-    """Every score at each dtype (rows full, padded, padded and empty; the parameters named and
-    shaped as the ``reference`` module names them at the drawn width), then the contract case."""
+    """Every score at each dtype (rows as ``_mask`` draws them; the parameters named and shaped as
+    the ``reference`` module names them at the drawn width), then the contract case."""
     rng = np.random.default_rng(seed)
     cases = [_numbers_case(rng, reference, score, dtype) for dtype in DTYPES for score in SCORES]
     cases.append(_contract_case(rng))
@@ -49,8 +59,9 @@ def draw_cases(seed: int, reference) -> bytes:
 def _numbers_case(rng: np.random.Generator, reference, score: str, dtype: str) -> dict[str, np.ndarray]:
     # Widths and lengths vary (the course tests use d = 2 and 3 among others), so a module that
     # only works at the sizes it was tried on does not agree by luck.
-    d, batch, length = int(rng.integers(2, 9)), 4, int(rng.integers(4, 8))
-    lengths = np.array([length, int(rng.integers(2, length)), int(rng.integers(1, length)), 0])
+    d, length = int(rng.integers(2, 9)), int(rng.integers(4, 8))
+    mask = _mask(rng, length)
+    batch = len(mask)
     case = {
         "kind": np.array("numbers"),
         "dtype": np.array(dtype),
@@ -58,7 +69,7 @@ def _numbers_case(rng: np.random.Generator, reference, score: str, dtype: str) -
         "score": np.array(score),
         "query": rng.normal(size=(batch, d)),
         "keys": rng.normal(size=(batch, length, d)),
-        "mask": np.arange(length)[None, :] < lengths[:, None],
+        "mask": mask,
         "up_context": rng.normal(size=(batch, d)),
         "up_weights": rng.normal(size=(batch, length)),
         "up_attentional": rng.normal(size=(batch, d)),
@@ -68,9 +79,25 @@ def _numbers_case(rng: np.random.Generator, reference, score: str, dtype: str) -
     return case
 
 
+def _mask(rng: np.random.Generator, length: int) -> np.ndarray:
+    """Rows full, padded at the end (twice), padded at the start, with real tokens scattered, and
+    empty. The contract allows any bool mask, so a module that tells a row's extent or emptiness
+    from its first or last position must not agree by luck of prefix masks."""
+    positions = np.arange(length)
+    return np.stack([
+        positions < length,
+        positions < rng.integers(2, length),
+        positions < rng.integers(1, length),
+        positions >= rng.integers(1, length),
+        rng.permutation(length) < rng.integers(1, length),
+        positions < 0,
+    ])
+
+
 def _contract_case(rng: np.random.Generator) -> dict[str, np.ndarray]:
     """The course's test_validation at a drawn width and length, in a drawn order, beside calls
-    that must work; plus the names the contract's parameters and ``query_from`` are read at."""
+    that must work; plus the width the contract's parameters and ``query_from`` are read at, and
+    two different seeds to initialise with."""
     d, batch, length = int(rng.integers(3, 6)), 2, int(rng.integers(3, 6))
     calls: list[dict] = [{"call": "construct", "score": str(name), "d": d, "keyword": "score"}
                          for name in rng.choice(NOT_SCORES, size=2, replace=False)]
@@ -85,7 +112,9 @@ def _contract_case(rng: np.random.Generator) -> dict[str, np.ndarray]:
                   {**good, "mask_dtype": "float32", "keyword": "mask"},
                   {**good, "mask_dtype": "int64", "keyword": "mask"}]
     order = rng.permutation(len(calls))
+    first_seed = int(rng.integers(1 << 31))
     return {"kind": np.array(CONTRACT), "d": np.array(d), "scores": np.array(SCORES),
+            "seeds": np.array([first_seed, first_seed + 1 + int(rng.integers(1 << 31))]),
             "calls": np.array([json.dumps(calls[i]) for i in order])}
 
 
@@ -95,19 +124,70 @@ def outputs_of(module, payload: bytes) -> dict[str, np.ndarray]:
 
 
 def read_answer(answer: bytes) -> dict[str, np.ndarray]:
-    """Parse an answer that came out of the sandbox: plain arrays only, never objects, and only
-    stored ones (as np.savez writes them). A compressed member could inflate here, outside the
-    sandbox's memory cap, to a thousand times the bytes that came out: a few megabytes of zeros
-    become gigabytes in the grader. Raises ValueError for anything else."""
+    """Parse an answer that came out of the sandbox, as np.savez writes it: stored (never
+    compressed) ``case<i>.<output>.npy`` members of plain bools, numbers or text. Each member's
+    header is checked against the member's stored size before a byte is allocated, so neither a
+    compressed member (a few megabytes of zeros inflating to gigabytes, outside the sandbox's
+    memory cap) nor a header claiming a huge shape can make the grader allocate more than came
+    out. Raises ValueError, whatever the bytes provoke: an answer must never crash the grader."""
     try:
         with zipfile.ZipFile(io.BytesIO(answer)) as archive:
-            packed = [member.filename for member in archive.infolist() if member.compress_type != zipfile.ZIP_STORED]
-        if packed:
-            raise ValueError(f"compressed arrays are refused: {', '.join(packed[:3])}")
-        with np.load(io.BytesIO(answer), allow_pickle=False) as arrays:
-            return {key: arrays[key] for key in arrays.files}
-    except (zipfile.BadZipFile, OSError, EOFError) as exc:
-        raise ValueError(f"not a readable npz archive: {exc}") from None
+            members = archive.infolist()
+            _check_members(members, len(answer))
+            return {info.filename.removesuffix(".npy"): _read_member(archive, info) for info in members}
+    except ValueError as exc:
+        raise ValueError(_clip(str(exc))) from None
+    except Exception as exc:  # noqa: BLE001 - anything else the bytes provoke is unreadable too
+        raise ValueError(_clip(f"not a readable npz archive: {type(exc).__name__}: {exc}")) from None
+
+
+def _check_members(members: list[zipfile.ZipInfo], answer_bytes: int) -> None:
+    """ValueError naming the first few members np.savez would not have written. Together the
+    members may declare no more bytes than the answer holds: members quoting each other's bytes
+    (a zip bomb made of stored data) could otherwise add up to far more than came out."""
+    names = Counter(info.filename for info in members)
+    refusals = {
+        "compressed arrays are refused": [i.filename for i in members if i.compress_type != zipfile.ZIP_STORED],
+        "encrypted or otherwise flagged members are refused": [
+            i.filename for i in members if i.flag_bits & ~SAVEZ_ZIP_FLAGS],
+        "members that are no case's array": [name for name in names if not ANSWER_MEMBER.fullmatch(name)],
+        "members given twice": [name for name, count in names.items() if count > 1],
+    }
+    for refusal, culprits in refusals.items():
+        if culprits:
+            raise ValueError(f"{refusal}: {', '.join(culprits[:3])}")
+    declared = sum(info.file_size for info in members)
+    if declared > answer_bytes:
+        raise ValueError(f"the members declare {declared} bytes, more than the {answer_bytes} of the answer")
+
+
+def _read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> np.ndarray:
+    try:
+        with archive.open(info) as stream:
+            return _read_npy(stream, info.file_size)
+    except ValueError as exc:
+        raise ValueError(f"{info.filename}: {exc}") from None
+
+
+def _read_npy(stream: IO[bytes], size: int) -> np.ndarray:
+    """An npy array of ``size`` bytes, header included, read only once its header declares exactly
+    the data the member holds."""
+    version = np.lib.format.read_magic(stream)
+    if version not in NPY_HEADER_READERS:
+        raise ValueError(f"npy format version {version} is refused")
+    shape, fortran_order, dtype = NPY_HEADER_READERS[version](stream)
+    if dtype.kind not in ANSWER_DTYPE_KINDS:
+        raise ValueError(f"dtype {dtype.str} is refused: an answer holds bools, numbers and text")
+    declared = math.prod(shape) * dtype.itemsize
+    if min(shape, default=0) < 0 or stream.tell() + declared != size:
+        raise ValueError(f"a header declaring {dtype.str} {shape} does not fit a member of {size} bytes")
+    return np.frombuffer(stream.read(declared), dtype=dtype).reshape(shape, order="F" if fortran_order else "C")
+
+
+def _clip(text: str, limit: int = MAX_QUOTED_CHARS) -> str:
+    """At most ``limit`` characters of student-derived text: the report quotes it, and a megabyte
+    of it would flood the report, the terminal and the JUnit file."""
+    return text if len(text) <= limit else text[:limit] + f"... ({len(text) - limit} more characters)"
 
 
 def judge(student: dict[str, np.ndarray], reference: dict[str, np.ndarray],
@@ -177,7 +257,7 @@ def _describe_case(case: str, student: dict[str, np.ndarray], reference: dict[st
     label = CONTRACT if contract else _numbers_label(case, reference)
     error = student.get(f"{case}.error")
     if error is not None:
-        return f"{label}: the implementation raised {str(error)[:200]}"
+        return f"{label}: the implementation raised {_clip(str(error))}"
     tolerance = _tolerance(case, reference)
     wrong = [k for k in _case_keys(case, reference) if not _same(student.get(k), reference[k], tolerance)]
     if not wrong:
@@ -201,7 +281,7 @@ def _numbers_problems(case: str, wrong: list[str], student: dict[str, np.ndarray
         problems.append(f"wrong shape or missing: {', '.join(shapes)}")
     text = [(n, k) for n, k in zip(names, wrong) if n not in shapes and reference[k].dtype.kind == "U"]
     for name, key in text:
-        differing = [f"{theirs} (should be {ours.partition(' ')[2]})"
+        differing = [f"{_clip(str(theirs))} (should be {ours.partition(' ')[2]})"
                      for ours, theirs in zip(reference[key].tolist(), student[key].tolist()) if ours != theirs]
         problems.append(f"{name}: " + ", ".join(differing[:4]) if differing else f"{name} differ")
     rest = [(n, k) for n, k in zip(names, wrong) if n not in shapes and (n, k) not in text]
@@ -230,13 +310,14 @@ def _contract_problems(case: str, wrong: list[str], student: dict[str, np.ndarra
         theirs = theirs.tolist() if theirs is not None and theirs.shape == reference[key].shape else None
         if name == "validation" and theirs is not None:
             calls = reference[f"{case}.calls"].tolist()
-            lines = [f"{call} should give {should}, gave {gave}"
+            lines = [f"{call} should give {should}, gave {_clip(str(gave))}"
                      for call, should, gave in zip(calls, ours, theirs) if should != gave]
             problems.append(f"{len(lines)} of {len(calls)} validation calls differ: " + "; ".join(lines[:3]))
         elif theirs is not None:
-            lines = [f"{gave!r} (should be {should!r})" for should, gave in zip(ours, theirs) if should != gave]
+            lines = [f"{_clip(repr(gave))} (should be {should!r})"
+                     for should, gave in zip(ours, theirs) if should != gave]
             more = f" and {len(lines) - 3} more" if len(lines) > 3 else ""
             problems.append(f"{name}: " + ", ".join(lines[:3]) + more)
         else:
-            problems.append(f"{name} should be {ours}, got {student.get(key)}"[:400])
+            problems.append(f"{name} should be {_clip(str(ours))}, got {_clip(str(student.get(key)))}")
     return problems

@@ -34,13 +34,20 @@ def test_a_module_that_fakes_the_course_tests_is_caught_by_the_probes(name, grad
     assert "s07" in implementation["behaves_like"]  # the probes saw the real (scaled-dot) behaviour
 
 
+def _on_the_correct_example(name: str, correct: str | None = None) -> str:
+    """The tail ``submissions/impl/<name>.py`` appended to ``correct`` (the correct example's
+    luong.py unless given): what it shows needs numbers that are right everywhere else."""
+    correct = CORRECT_IMPL.read_text(encoding="utf-8") if correct is None else correct
+    return correct + "\n\n" + (SUBMISSIONS / "impl" / f"{name}.py").read_text()
+
+
 def test_forged_course_results_do_not_buy_a_pass(grade_hostile, sandbox_backend):
     """The module writes the runner's records itself, so every course test reads "passed"; its
     numbers are right, but it accepts any score, and the probes' contract case says so."""
     check = '            raise ValueError(f"unknown score {score!r}: use one of {KNOWN_SCORES}")'
     correct = CORRECT_IMPL.read_text(encoding="utf-8")
     assert check in correct
-    source = correct.replace(check, "            pass") + "\n\n" + (SUBMISSIONS / "impl" / "forge_records.py").read_text()
+    source = _on_the_correct_example("forge_records", correct.replace(check, "            pass"))
     graded = grade_hostile(impl=source, backend=sandbox_backend("bwrap"))
     assert_contained(graded)
     implementation = graded.report["implementation"]
@@ -49,10 +56,27 @@ def test_forged_course_results_do_not_buy_a_pass(grade_hostile, sandbox_backend)
                for line in implementation["probe_disagreements"]), implementation["probe_disagreements"]
 
 
-def test_a_probe_answer_that_would_inflate_in_the_grader_is_refused(grade_hostile, sandbox_backend):
-    graded = grade_hostile(impl=hostile_impl("probe_answer_bomb"), backend=sandbox_backend("bwrap"))
+def test_a_cached_projection_that_loses_its_gradient_is_caught(grade_hostile, sandbox_backend):
+    """Every course test passes (none calls forward with ``proj``); the probes backpropagate
+    through the decoder's forward(..., proj=project_keys(keys)) too, and see the lost gradient."""
+    graded = grade_hostile(impl=_on_the_correct_example("detach_proj"), backend=sandbox_backend("bwrap"))
+    assert_contained(graded)
+    implementation = graded.report["implementation"]
+    assert all(test["outcome"] == "passed" for test in implementation["tests"]), implementation["tests"]
+    assert implementation["verdict"] == "fail" and not implementation["probes_agree"]
+    disagreements = implementation["probe_disagreements"]
+    assert len(disagreements) == 6 and all("with_proj:grad_keys" in line for line in disagreements), disagreements
+
+
+@pytest.mark.parametrize(("name", "reason"), [
+    ("probe_answer_bomb", "compressed arrays are refused: case0.context.npy"),
+    ("huge_shape", "case0.context.npy: a header declaring <f8 (35184372088832,) does not fit a member of 128 bytes"),
+])
+def test_a_probe_answer_that_would_take_more_memory_than_came_out_is_refused(name, reason, grade_hostile,
+                                                                              sandbox_backend):
+    graded = grade_hostile(impl=hostile_impl(name), backend=sandbox_backend("bwrap"))
     assert_contained(graded)
     implementation = graded.report["implementation"]
     assert implementation["verdict"] == "fail" and not implementation["probes_agree"]
-    [reason] = implementation["probe_disagreements"]
-    assert reason.startswith("unreadable probe answer: compressed arrays are refused: case0.context.npy"), reason
+    [line] = implementation["probe_disagreements"]
+    assert line.startswith(f"unreadable probe answer: {reason}"), line

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import io
+import math
 import tomllib
+import warnings
+import zipfile
+from collections.abc import Callable
 
 import numpy as np
 import pytest
 
 from grader import probes
-from grader.chapter import load_chapter
+from grader.chapter import REPO_ROOT, load_chapter
 from grader.grading import load_trusted_module
 from grader.patches import apply_patch
 
@@ -17,6 +22,12 @@ REFERENCE_SOURCE = CHAPTER.reference_impl.read_text(encoding="utf-8")
 REFERENCE = load_trusted_module(CHAPTER, "reference", REFERENCE_SOURCE.encode())
 ROWS = tomllib.loads(CHAPTER.pitfalls.read_text(encoding="utf-8"))["mutants"]
 WAYS = {row["id"]: [row["patch"], *row.get("recognisers", [])] for row in ROWS}
+EXAMPLES = REPO_ROOT / "examples" / "L4.3"
+CORRECT = [*CHAPTER.variants, EXAMPLES / "correct/python/tinyllm/seq2seq/luong.py"]  # besides the reference
+PITFALL_EXAMPLES = {path.name.removeprefix("pitfall-"): path / "python/tinyllm/seq2seq/luong.py"
+                    for path in sorted(EXAMPLES.glob("pitfall-s0*"))}
+SEEDS = range(40)
+LABELS = [*probes.SCORES, *(f"{score} in float32" for score in probes.SCORES)]  # the numbers cases, in order
 
 
 def module_from_patch(name: str, patch_name: str):
@@ -30,11 +41,18 @@ def payload() -> bytes:
 
 
 @pytest.fixture(scope="module")
-def pitfall_outputs(payload):
-    return {
-        pitfall: [probes.outputs_of(module_from_patch(f"{pitfall}_{i}", p), payload) for i, p in enumerate(patches)]
-        for pitfall, patches in WAYS.items()
-    }
+def pitfall_modules() -> dict[str, list]:
+    return {pitfall: [module_from_patch(f"{pitfall}_{i}", p) for i, p in enumerate(patches)]
+            for pitfall, patches in WAYS.items()}
+
+
+def outputs_of_each(modules: dict[str, list], payload: bytes) -> dict[str, list[dict[str, np.ndarray]]]:
+    return {pitfall: [probes.outputs_of(module, payload) for module in ways] for pitfall, ways in modules.items()}
+
+
+@pytest.fixture(scope="module")
+def pitfall_outputs(pitfall_modules, payload):
+    return outputs_of_each(pitfall_modules, payload)
 
 
 def test_cases_are_deterministic_per_seed_and_differ_between_seeds(payload):
@@ -42,13 +60,40 @@ def test_cases_are_deterministic_per_seed_and_differ_between_seeds(payload):
     assert probes.draw_cases(1, REFERENCE) != payload
 
 
-def test_cases_cover_every_score_with_padded_and_empty_rows(payload):
+def test_cases_cover_every_score_with_padded_empty_and_non_prefix_rows(payload):
     cases = probes.read_answer(payload)
     assert [str(cases[f"case{i}.score"]) for i in range(3)] == list(probes.SCORES)
     for i in range(3):
-        rows = cases[f"case{i}.mask"].sum(axis=1)
-        assert cases[f"case{i}.mask"].dtype == bool
-        assert rows[0] == cases[f"case{i}.mask"].shape[1] and rows[-1] == 0 and 0 < rows[1] < rows[0]
+        mask = cases[f"case{i}.mask"]
+        rows = mask.sum(axis=1)
+        assert mask.dtype == bool
+        assert rows[0] == mask.shape[1] and rows[-1] == 0 and 0 < rows[1] < rows[0]
+        assert any(row.any() and not row[0] for row in mask)  # starts with padding, yet is not empty
+        assert not all(np.array_equal(row, np.sort(row)[::-1]) for row in mask)  # not every row is a prefix
+
+
+def test_correct_implementations_agree_whatever_the_seed():
+    """The probes add cases only where every correct module written so far agrees, seed after seed."""
+    modules = {path: load_trusted_module(CHAPTER, f"correct_{i}", path.read_bytes()) for i, path in enumerate(CORRECT)}
+    for seed in SEEDS:
+        payload = probes.draw_cases(seed, REFERENCE)
+        reference = probes.outputs_of(REFERENCE, payload)
+        for path, module in modules.items():
+            verdict = probes.judge(probes.outputs_of(module, payload), reference, dict)
+            assert verdict.agree, (seed, str(path), verdict.disagreements)
+
+
+@pytest.mark.slow
+def test_each_pitfall_example_is_named_whatever_the_seed(pitfall_modules):
+    examples = {pitfall: load_trusted_module(CHAPTER, f"example_{pitfall}", path.read_bytes())
+                for pitfall, path in PITFALL_EXAMPLES.items()}
+    assert sorted(examples) == ["s01", "s04", "s05", "s07"]
+    for seed in SEEDS:
+        payload = probes.draw_cases(seed, REFERENCE)
+        reference, ways = probes.outputs_of(REFERENCE, payload), outputs_of_each(pitfall_modules, payload)
+        for pitfall, module in examples.items():
+            verdict = probes.judge(probes.outputs_of(module, payload), reference, ways.copy)
+            assert pitfall in verdict.behaves_like, (seed, pitfall, verdict.disagreements)
 
 
 def test_the_reference_and_a_differently_written_variant_agree(payload):
@@ -83,9 +128,8 @@ def test_an_implementation_that_raises_is_described(payload, pitfall_outputs):
                                       '        raise RuntimeError("not written yet")\n')
     student = probes.outputs_of(load_trusted_module(CHAPTER, "raises", source.encode()), payload)
     verdict = probes.judge(student, probes.outputs_of(REFERENCE, payload), lambda: pitfall_outputs)
-    labels = [*probes.SCORES, *(f"{s} in float32" for s in probes.SCORES)]
     assert verdict.disagreements == tuple(f"{label}: the implementation raised RuntimeError: not written yet"
-                                          for label in labels)
+                                          for label in LABELS)
     assert verdict.behaves_like == ()
 
 
@@ -99,8 +143,6 @@ def test_nan_and_wrong_shapes_are_named(payload):
 
 
 def test_answers_are_read_without_pickle():
-    import io
-
     buffer = io.BytesIO()
     np.savez(buffer, evil=np.array([object()], dtype=object))
     with pytest.raises(ValueError):
@@ -108,8 +150,6 @@ def test_answers_are_read_without_pickle():
 
 
 def test_compressed_answers_are_refused_before_they_inflate():
-    import io
-
     buffer = io.BytesIO()
     np.savez_compressed(buffer, zeros=np.zeros(8 << 20))  # 64 MiB of zeros in a few dozen kB
     assert len(buffer.getvalue()) < 1 << 20
@@ -144,8 +184,9 @@ def test_a_module_that_accepts_a_wrong_mask_is_named(payload):
 
 def test_the_contract_names_parameters_and_query_from(payload):
     lines = _described(payload, "previous", 'query_from = "current"', 'query_from = "previous"')
-    assert lines == ("contract: query_from: \"class 'previous'\" (should be \"class 'current'\"), \"dot 'previous'\" "
-                     "(should be \"dot 'current'\"), \"general 'previous'\" (should be \"general 'current'\") and 1 more",)
+    assert lines == (("contract: query_from: \"class 'previous'\" (should be \"class 'current'\"), "
+                      "\"dot 'previous'\" (should be \"dot 'current'\"), "
+                      "\"general 'previous'\" (should be \"general 'current'\") and 1 more"),)
     lines = _described(payload, "float64_by_default", "        self.combine = Linear(2 * d, d, bias=False, rng=rng)\n",
                        "        self.combine = Linear(2 * d, d, bias=False, rng=rng)\n        self.to(np.float64)\n")
     assert len(lines) == 1 and lines[0].startswith("contract: parameters: 'dot: combine.weight (")
@@ -157,10 +198,145 @@ def test_float32_is_checked_as_well_as_float64(payload):
     lines = _described(payload, "float64_attentional", old, old.replace("return ", "out = ") + "\n"
                        "        return Tensor(out.data.astype(np.float64)) if out.data.dtype == np.float32 else out")
     # float64 agrees; in float32 the wrong dtype surfaces (tinyllm refuses to mix dtypes downstream)
-    assert [line.partition(":")[0] for line in lines] == [f"{s} in float32" for s in probes.SCORES]
+    assert [line.partition(":")[0] for line in lines] == LABELS[3:]
 
 
 def test_padding_must_be_exactly_zero_not_just_close(payload):
     lines = _described(payload, "almost_zero", "    return F.masked_fill(weights, empty, 0.0)",
                        "    return F.masked_fill(weights, empty, 0.0) + Tensor(np.where(mask, 0.0, 1e-12).astype(weights.data.dtype))")
     assert lines and all("not exactly 0 where it must be: " in line for line in lines)
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("    empty = np.isneginf(filled.data).all(axis=-1, keepdims=True)",
+     "    empty = ~mask[:, :1]"),  # a row counts as empty when its first token is padding
+    ("    filled = F.masked_fill(scores, ~mask, NEG_INF)",
+     ("    mask = np.arange(mask.shape[1]) < mask.sum(axis=-1, keepdims=True)\n"
+      "    filled = F.masked_fill(scores, ~mask, NEG_INF)")),  # the mask read as lengths
+], ids=["first-token-decides-empty", "mask-as-lengths"])
+def test_a_module_that_assumes_prefix_masks_is_named(payload, old, new):
+    lines = _described(payload, "prefix_masks_only", old, new)
+    assert [line.partition(":")[0] for line in lines] == LABELS
+    assert all("differs in context, weights" in line for line in lines)
+
+
+def test_gradients_through_a_cached_projection_are_compared(payload):
+    """The decoder calls forward(..., proj=project_keys(keys)) and trains through it (L4.1)."""
+    check = '            _check_tensor("proj", proj, keys.shape, f"{keys.shape}, that of project_keys(keys)")\n'
+    lines = _described(payload, "detached_proj", check, check + "            proj = proj.detach()\n")
+    assert [line.partition(":")[0] for line in lines] == LABELS
+    assert all("with_proj:grad_keys" in line for line in lines)
+    assert all("with_proj:grad:score_proj.weight" in line for line in lines if not line.startswith("dot"))
+    assert not any(" grad_keys" in line or " context" in line for line in lines)  # forward alone is right
+
+
+LAST_LAYER = "        self.combine = Linear(2 * d, d, bias=False, rng=rng)\n"
+
+
+@pytest.mark.parametrize(("old", "new", "fact"), [
+    (LAST_LAYER, LAST_LAYER + "        for parameter in self.parameters():\n            parameter.data[...] = 0.0\n",
+     "is all zeros"),
+    ("rng = PCG32() if rng is None else rng", "rng = PCG32()", "does not change with another"),
+    (LAST_LAYER, LAST_LAYER + "        for parameter in self.parameters():\n"
+     "            parameter.data = np.random.default_rng().uniform(-1, 1, parameter.shape).astype(np.float32)\n",
+     "does not repeat with its seed"),
+], ids=["zeros", "rng-ignored", "unseeded"])
+def test_a_default_initialisation_that_does_not_follow_rng_is_named(payload, old, new, fact):
+    [line] = _described(payload, "initialisation", old, new)
+    assert line.startswith("contract: initialisation: 'dot: combine.weight ") and fact in line
+
+
+def test_an_initialisation_drawn_in_another_order_agrees(payload):
+    """Only how the values follow ``rng`` is the contract, not which layer draws first."""
+    first = '        if score == "general":\n'
+    source = REFERENCE_SOURCE.replace(first, LAST_LAYER.replace("self.", "") + first)
+    source = source.replace(LAST_LAYER, "        self.combine = combine\n")
+    student = probes.outputs_of(load_trusted_module(CHAPTER, "combine_first", source.encode()), payload)
+    assert probes.judge(student, probes.outputs_of(REFERENCE, payload), dict).agree
+
+
+def _npy(descr: str = "<f8", shape: tuple[int, ...] = (2,), data: bytes | None = None) -> bytes:
+    """An npy file whose header says ``descr`` and ``shape``; ``data`` fits the header unless given."""
+    header = io.BytesIO()
+    np.lib.format.write_array_header_1_0(header, {"descr": descr, "fortran_order": False, "shape": shape})
+    return header.getvalue() + (bytes(math.prod(shape) * np.dtype(descr).itemsize) if data is None else data)
+
+
+def _stored(*members: tuple[str, bytes]) -> bytes:
+    """A zip of stored members, as np.savez writes it (names may repeat: zipfile only warns)."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive, warnings.catch_warnings(action="ignore"):
+        for name, data in members:
+            archive.writestr(name, data)
+    return buffer.getvalue()
+
+
+FLAGS, VERSION_NEEDED = (6, 8), (4, 6)  # offsets of a field's low byte in local and central headers
+
+
+def _patched(answer: bytes, field: tuple[int, int], patch: Callable[[int], int]) -> bytes:
+    """``answer`` with ``field``'s low byte patched in every local and central header."""
+    data = bytearray(answer)
+    for signature, offset in zip((b"PK\x03\x04", b"PK\x01\x02"), field):
+        at = data.find(signature)
+        while at >= 0:
+            data[at + offset] = patch(data[at + offset])
+            at = data.find(signature, at + 4)
+    return bytes(data)
+
+
+def _quoting() -> bytes:
+    """A stored member whose array bytes are another whole member record, which a second directory
+    entry names: nested a level deeper each time, such members add up to far more bytes than the
+    answer holds, and each would be read in full."""
+    inner = _stored(("case0.b.npy", _npy("|u1", (4096,))))
+    record = inner[:inner.index(b"PK\x01\x02")]  # the local header and data, without the directory
+    [quoted] = zipfile.ZipFile(io.BytesIO(inner)).infolist()
+    outer = _npy("|u1", (len(record),), record)
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("case0.a.npy", outer)
+        quoted.header_offset = 30 + len("case0.a.npy") + len(outer) - len(record)  # after a's local header
+        archive.filelist.append(quoted)
+    return buffer.getvalue()
+
+
+GOOD = ("case0.context.npy", _npy())
+MALFORMED = {
+    **{name: (_patched(_stored(GOOD), FLAGS, lambda byte, bit=bit: byte | bit),
+              "encrypted or otherwise flagged members are refused: case0.context.npy")
+       for name, bit in (("encrypted", 0x01), ("patch-data", 0x20), ("strong-encryption", 0x40))},
+    "version-needed": (_patched(_stored(GOOD), VERSION_NEEDED, lambda byte: 99),
+                       r"not a readable npz archive: NotImplementedError: zip file version 9\.9"),
+    "huge-shape": (_stored(("case0.context.npy", _npy(shape=(2**45,), data=b""))),
+                   r"case0.context.npy: a header declaring <f8 \(35184372088832,\) does not fit a member of 128 bytes"),
+    "short-data": (_stored(("case0.context.npy", _npy(shape=(3,), data=bytes(16)))), "does not fit"),
+    "negative-shape": (_stored(("case0.context.npy", _npy(shape=(-2, 0), data=b""))), "does not fit"),
+    "raw-bytes": (_stored(("case0.context.npy", b"plain bytes, no npy magic")), "case0.context.npy: "),
+    "records": (_stored(("case0.context.npy", _npy("|V8", (1,)))), "dtype |V8 is refused"),
+    "not-an-npy-name": (_stored(GOOD, ("case0.context", b"raw")), "members that are no case's array: case0.context"),
+    "directory": (_stored(GOOD, ("case0/", b"")), "members that are no case's array: case0/"),
+    "duplicate": (_stored(GOOD, GOOD), "members given twice: case0.context.npy"),
+    "quoting": (_quoting(), "the members declare [0-9]+ bytes, more than the [0-9]+ of the answer"),
+    "long-name": (_stored(("x" * 60_000, b"")),
+                  r"^members that are no case's array: x{166}\.\.\. \(59834 more characters\)$"),
+}
+
+
+@pytest.mark.parametrize(("answer", "message"), MALFORMED.values(), ids=MALFORMED.keys())
+def test_a_malformed_answer_is_unreadable_not_a_crash(answer, message):
+    with pytest.raises(ValueError, match=message):
+        probes.read_answer(answer)
+
+
+def test_student_text_is_clipped_wherever_a_disagreement_quotes_it(payload):
+    """Every text output flooded (the numbers cases' dtypes, the contract's lines and validation
+    verdicts), the contract's parameters in the wrong shape, and an error message."""
+    reference = probes.outputs_of(REFERENCE, payload)
+    flood = "\x1b[2J GRADER: PASS " + "A" * 100_000
+    student = {key: np.full(value.shape, flood) if value.dtype.kind == "U" else value for key, value in reference.items()}
+    student |= {f"case{len(LABELS)}.parameters": np.array([flood]), "case1.error": np.array(flood)}
+    disagreements = probes.judge(student, reference, dict).disagreements
+    assert [line.partition(":")[0] for line in disagreements] == ["dot", *LABELS[1:], "contract"]
+    assert not any("A" * (probes.MAX_QUOTED_CHARS + 1) in line for line in disagreements)
+    assert sum(len(line) for line in disagreements) < len(flood) / 4  # a few quotes, never the flood

@@ -2,13 +2,16 @@
 
 Runs inside the sandbox on the student's module, and in the trusted grader on the reference and
 the pitfall mutants, so both sides compute exactly the same quantities. Only numpy's npz format
-crosses the boundary (loaded with allow_pickle=False on both sides). Standard library, numpy and
-the tinyllm substrate only: the grader package is not visible inside the sandbox.
+crosses the boundary: np.load with allow_pickle=False here, and the grader's own strict reader
+(probes.read_answer) outside. Standard library, numpy and the tinyllm substrate only: the grader
+package is not visible inside the sandbox.
 
 The course tests' own verdicts cannot be trusted (they run in the student's process, which can
 write any record it likes), so the probes cover everything they check: outputs and gradients in
-float64 and float32 ("numbers" cases), and the module's contract: parameter names, shapes and
-default dtype, ``query_from``, and which malformed calls raise ValueError ("contract" case).
+float64 and float32, through ``forward`` alone and through a cached ``project_keys`` ("numbers"
+cases), and the module's contract: parameter names, shapes and default dtype, how the default
+initialisation follows ``rng``, ``query_from``, and which malformed calls raise ValueError
+("contract" case).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import numpy as np
 # IMPORTANT: the key layout here is read by grader/probes.py; keep the two in step.
 MAX_ERROR_CHARS = 300
 ECHOED = ("kind", "score", "dtype")  # payload fields copied into the answer
+CACHED = "with_proj:"  # prefix of the outputs read through forward(..., proj=project_keys(keys))
 
 
 def run(module, payload: bytes) -> bytes:
@@ -53,57 +57,87 @@ def _split_cases(archive) -> dict[int, dict[str, np.ndarray]]:
 
 
 def _numbers(module, case: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """One score's forward and backward pass at one dtype, with the grader's weights and inputs."""
-    from tinyllm.autograd.tensor import Tensor
-
+    """One score's forward and backward pass at one dtype, with the grader's weights and inputs:
+    once as the course tests call ``forward``, and once through ``proj=project_keys(keys)`` as the
+    decoder does (L4.1 trains through that path, so its gradients are compared too)."""
     dtype = np.dtype(str(case["dtype"]))
-
-    def given(name: str, requires_grad: bool = False) -> Tensor:
-        return Tensor(case[name].astype(dtype), requires_grad=requires_grad)
-
-    attention = module.LuongAttention(int(case["d"]), str(case["score"]))
-    attention.to(dtype)
-    weights = {k.removeprefix("param:"): v.astype(dtype) for k, v in case.items() if k.startswith("param:")}
-    attention.load_state_dict(weights)
-    query, keys = given("query", requires_grad=True), given("keys", requires_grad=True)
-    context, attn_weights = attention.forward(query, keys, case["mask"])
-    attentional = attention.attentional(query, context)
-    loss = ((context * given("up_context")).sum() + (attn_weights * given("up_weights")).sum()
-            + (attentional * given("up_attentional")).sum())
-    loss.backward()
-    detached_query, detached_keys = given("query"), given("keys")
-    proj = attention.project_keys(detached_keys)
-    context_with_proj, _ = attention.forward(detached_query, detached_keys, case["mask"], proj=proj)
+    plain, cached = _loaded(module, case, dtype), _loaded(module, case, dtype)
     outputs = {
-        "context": context.data,
-        "weights": attn_weights.data,
-        "attentional": attentional.data,
-        "scores": attention.scores(detached_query, detached_keys).data,
-        "context_with_proj": context_with_proj.data,
-        "grad_query": query.grad,
-        "grad_keys": keys.grad,
+        **_read_and_backprop(plain, case, dtype, cached=False),
+        **{CACHED + name: value for name, value in _read_and_backprop(cached, case, dtype, cached=True).items()},
+        "scores": plain.scores(_given(case, "query", dtype), _given(case, "keys", dtype)).data,
     }
-    for name, parameter in attention.named_parameters():
-        outputs[f"grad:{name}"] = parameter.grad
     dtypes = np.array([f"{name} {np.asarray(value).dtype if value is not None else None}"
                        for name, value in outputs.items()])
     values = {k: np.asarray(v if v is not None else np.nan, dtype=np.float64) for k, v in outputs.items()}
     return {**values, "dtypes": dtypes}
 
 
+def _given(case: dict[str, np.ndarray], name: str, dtype: np.dtype, requires_grad: bool = False):
+    from tinyllm.autograd.tensor import Tensor
+
+    return Tensor(case[name].astype(dtype), requires_grad=requires_grad)
+
+
+def _loaded(module, case: dict[str, np.ndarray], dtype: np.dtype):
+    """A fresh module at ``dtype`` with the grader's weights: each pass starts with no gradients."""
+    attention = module.LuongAttention(int(case["d"]), str(case["score"]))
+    attention.to(dtype)
+    attention.load_state_dict({k.removeprefix("param:"): v.astype(dtype) for k, v in case.items()
+                               if k.startswith("param:")})
+    return attention
+
+
+def _read_and_backprop(attention, case: dict[str, np.ndarray], dtype: np.dtype, cached: bool) -> dict:
+    """Context, weights and attentional state, then the gradients of a loss that weighs each with
+    the grader's random upstream gradients, so every output's gradient reaches every input."""
+    query, keys = _given(case, "query", dtype, requires_grad=True), _given(case, "keys", dtype, requires_grad=True)
+    if cached:
+        context, weights = attention.forward(query, keys, case["mask"], proj=attention.project_keys(keys))
+    else:
+        context, weights = attention.forward(query, keys, case["mask"])
+    attentional = attention.attentional(query, context)
+    loss = ((context * _given(case, "up_context", dtype)).sum() + (weights * _given(case, "up_weights", dtype)).sum()
+            + (attentional * _given(case, "up_attentional", dtype)).sum())
+    loss.backward()
+    return {"context": context.data, "weights": weights.data, "attentional": attentional.data,
+            "grad_query": query.grad, "grad_keys": keys.grad,
+            **{f"grad:{name}": parameter.grad for name, parameter in attention.named_parameters()}}
+
+
 def _contract(module, case: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """What the module promises besides numbers, as text the grader compares line by line."""
     d = int(case["d"])
-    parameters, query_from = [], [f"class {getattr(module.LuongAttention, 'query_from', None)!r}"]
+    parameters, initialisation, query_from = [], [], [f"class {getattr(module.LuongAttention, 'query_from', None)!r}"]
     for score in (str(s) for s in case["scores"]):
         attention = module.LuongAttention(d, score)
         parameters += [f"{score}: {name} {tuple(p.shape)} {p.dtype}" for name, p in attention.named_parameters()]
         parameters.append(f"{score}: state_dict {list(attention.state_dict())}")
         query_from.append(f"{score} {getattr(attention, 'query_from', None)!r}")
+        initialisation += _initialisation(module, d, score, [int(seed) for seed in case["seeds"]])
     calls = [json.loads(str(call)) for call in case["calls"]]
     return {"parameters": np.array(parameters), "query_from": np.array(query_from),
+            "initialisation": np.array(initialisation),
             "validation": np.array([_attempt(module, call) for call in calls]),
             "calls": np.array([_describe_call(call) for call in calls])}
+
+
+def _initialisation(module, d: int, score: str, seeds: list[int]) -> list[str]:
+    """How the default initialisation follows ``rng`` (PCG32, M06.3), one line per parameter: the
+    first seed twice gives the same values, the second seed other values, and nothing starts at
+    zero. Not the values themselves: a correct module may draw its layers in another order."""
+    from tinyllm.random import PCG32
+
+    first, again, other = (dict(module.LuongAttention(d, score, rng=PCG32(seed)).named_parameters())
+                           for seed in (seeds[0], seeds[0], seeds[1]))
+    return [f"{score}: {name} {'repeats' if _equal(first, again, name) else 'does not repeat'} with its seed, "
+            f"{'does not change' if _equal(first, other, name) else 'changes'} with another, "
+            f"{'is not all zeros' if np.any(parameter.data) else 'is all zeros'}"
+            for name, parameter in first.items()]
+
+
+def _equal(parameters: dict, others: dict, name: str) -> bool:
+    return name in others and np.array_equal(parameters[name].data, others[name].data)
 
 
 def _attempt(module, call: dict) -> str:
