@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from hostile_helpers import CORRECT_IMPL, WRONG_IMPL, assert_contained, hostile_cases, hostile_tests
+from hostile_helpers import CORRECT_IMPL, WRONG_IMPL, assert_contained, hostile_cases, hostile_impl, hostile_tests
 
 QUICK = ["exit_in_test", "exit_at_collection", "fs_hunt", "read_source", "remember_first", "kill_zygote",
          "memory_hog", "spy_on_runner", "leak_through_ids", "leak_by_renaming",
@@ -82,3 +82,15 @@ def test_a_timeout_among_the_others_counts_only_as_its_run_alone(grade_hostile, 
     assert_contained(graded)
     tests = graded.report["tests"]
     assert (tests["verdict"], tests["killed"]) == ("fail", 0), tests["invalid_reason"]
+
+
+@pytest.mark.parametrize("backend_name", ["bwrap", pytest.param("docker", marks=pytest.mark.docker)])
+def test_a_store_planted_by_the_implementation_dies_with_its_run(backend_name, grade_hostile, sandbox_backend):
+    """The implementation's course run leaves a chain of processes, deeper than any sweep of orphans,
+    serving a store; the tests keep there the first implementation they see and hold every other to
+    it. If the store outlived its run, the runs alone would agree with the fast pass (whose conftest
+    serves the same store): a suite with no oracle, killing every mutant."""
+    graded = grade_hostile(impl=hostile_impl("survivor_memory"), tests=hostile_tests("survivor_memory"),
+                           backend=sandbox_backend(backend_name))
+    assert_contained(graded)
+    assert graded.report["tests"]["verdict"] in ("invalid", "fail"), graded.report["tests"]

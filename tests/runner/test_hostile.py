@@ -190,3 +190,59 @@ def test_a_thread_started_at_collection_does_not_break_the_runs(suite_folder, ru
     runs = runner_for(folder).suite_runs([("reference", reference), ("s07", pitfalls["s07"])], timeout=10.0)
     assert runs["reference"].outcome is Outcome.PASSED
     assert runs["s07"].outcome is Outcome.FAILED
+
+
+CHAIN = HEADER + """
+    import os, select, signal, socket, time
+    PORT = 47475
+    DEPTH = 12  # deeper than a fixed number of sweeps of orphans reaches (the zygote once made 8)
+
+    def _depth(zygote):
+        count, pid = 0, os.getppid()
+        while pid not in (zygote, 0, 1):
+            count += 1
+            with open(f"/proc/{pid}/stat", "rb") as stat:
+                pid = int(stat.read().rsplit(b")", 1)[1].split()[1])
+        return count
+
+    def _plant():
+        zygote = os.getppid()
+        if os.fork() != 0:
+            time.sleep(0.3)  # for the chain to grow before this run ends
+            return
+        os.setsid()
+        os.closerange(0, 1024)
+        held = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        held.bind(("127.0.0.1", PORT))
+        while True:  # the bottom of the chain holds the port and keeps the chain DEPTH deep
+            if _depth(zygote) < DEPTH:
+                if os.fork() != 0:
+                    held.close()
+                    while True:
+                        signal.pause()
+                os.setsid()
+            select.select([], [], [], 0.002)
+
+    def test_plants_or_finds_what_an_earlier_run_left():
+        if getattr(luong, "ROLE", None) == "planter":
+            _plant()
+            return
+        time.sleep(1.5)  # the planter's run has ended and been answered
+        probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        try:
+            probe.bind(("127.0.0.1", PORT))
+        except OSError:
+            raise AssertionError("a process planted by an earlier run still holds the port") from None
+        finally:
+            probe.close()
+"""
+
+
+@pytest.mark.parametrize(("collect", "workers"), [(False, 1), (True, 2)], ids=["alone", "together"])
+def test_no_process_outlives_its_run(suite_folder, runner_for, reference, collect, workers) -> None:
+    """A chain of processes in sessions of their own, kept deeper than any number of sweeps by its
+    bottom: alone (nothing else running: kill(-1)) and beside another run (killed tree by tree)."""
+    runner = runner_for(suite_folder({"test_chain.py": CHAIN}), collect=collect, workers=workers)
+    runs = runner.suite_runs([("planter", reference + b"\nROLE = 'planter'\n")], last=("watcher", reference),
+                             timeout=10.0)
+    assert {run.outcome for run in runs.values()} == {Outcome.PASSED}, runs

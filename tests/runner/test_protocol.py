@@ -22,8 +22,17 @@ def test_frames_survive_any_chunking() -> None:
         assert frames == [({"e": "start", "node": "t::a", "blobs": []}, []), ({"e": "return", "blobs": [6]}, [b"\x00\xffdata"])]
 
 
-@pytest.mark.parametrize("garbage", [b"\x00\x00\x00\x00", b"\x00\x00\x00\x02[]", b"\x00\x00\x00\x03{x}",
-                                     b"\x00\x00\x00\x0c{\"blobs\":-1}", b"\xff\xff\xff\xff"])
+def _framed(body: bytes) -> bytes:
+    return len(body).to_bytes(4, "big") + body
+
+
+@pytest.mark.parametrize("garbage", [
+    b"\x00\x00\x00\x00", b"\x00\x00\x00\x02[]", b"\x00\x00\x00\x03{x}", b"\x00\x00\x00\x0c{\"blobs\":-1}", b"\xff\xff\xff\xff",
+    _framed(b'{"blobs":[],"x":' + b"[" * 200_000 + b"]" * 200_000 + b"}"),  # RecursionError in the decoder
+    _framed(b'{"blobs":[],"x":NaN}'), _framed(b'{"blobs":[],"x":-Infinity}'),  # not JSON, and pass range checks
+    _framed(b'{"blobs":[],"x":' + b"9" * 5000 + b"}"),  # over Python's digit limit for int()
+    _framed(b'{"blobs":[],"x":"\xff"}'),  # not UTF-8
+])
 def test_malformed_frames_are_refused(garbage: bytes) -> None:
     with pytest.raises(ProtocolError):
         FrameBuffer(max_blob_bytes=100).feed(garbage)
@@ -42,6 +51,16 @@ def test_blob_sizes_over_the_cap_are_refused_before_reading_them() -> None:
     {"e": "done", "node": "t"},
     {"e": "exec", "code": "print(1)"},
     {"e": "installed", "seconds": True},
+    {"e": "end", "node": "t", "outcome": "passed", "message": "", "seconds": 10**400, "cpu_seconds": 0.1},
+    {"e": "end", "node": "t", "outcome": "passed", "message": "", "seconds": 0.1, "cpu_seconds": float("inf")},
+    {"e": "end", "node": "t", "outcome": "passed", "message": "", "seconds": float("nan"), "cpu_seconds": 0.1},
+    {"e": "end", "node": "t", "outcome": "passed", "message": "", "seconds": -0.5, "cpu_seconds": 0.1},
+    {"e": "end", "node": "t", "outcome": "passed", "message": "m" * 2049, "seconds": 0.1, "cpu_seconds": 0.1},
+    {"e": "end", "node": "t", "outcome": ["passed"], "message": "", "seconds": 0.1, "cpu_seconds": 0.1},
+    {"e": "start", "node": "t" * 4097},
+    {"e": "collected", "nodes": ["t", 3]},
+    {"e": []},
+    {"e": {"nested": "name"}},
 ])
 def test_records_of_the_wrong_shape_are_rejected(event: dict) -> None:
     with pytest.raises(ValueError):

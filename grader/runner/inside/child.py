@@ -141,7 +141,7 @@ def _call(setup: Setup, job: Job, module, recorder: Recorder) -> None:
         recorder.emit("raised", message=clip("".join(traceback.format_exception_only(exc)).strip()))
         return
     if not isinstance(answer, bytes):
-        recorder.emit("raised", message=f"{job.entry}.run returned {type(answer).__name__}, not bytes")
+        recorder.emit("raised", message=clip(f"{job.entry}.run returned {type(answer).__name__}, not bytes"))
     elif len(answer) > MAX_RETURN_BYTES:
         recorder.emit("raised", message=f"{job.entry}.run returned {len(answer)} bytes, over {MAX_RETURN_BYTES}")
     else:

@@ -40,11 +40,22 @@ def header_length(prefix: bytes) -> int:
     return length
 
 
+def _refuse_constant(name: str) -> float:
+    """NaN and Infinity are not JSON (Python's decoder accepts them), and pass every range check."""
+    raise ValueError(f"{name} is not a JSON number")
+
+
 def decode_header(body: bytes, *, max_blob_bytes: int) -> dict:
-    """Parse a header and check its blob list, so a reader knows exactly how much follows."""
+    """Parse a header and check its blob list, so a reader knows exactly how much follows.
+
+    Whatever the bytes, the only failure is ProtocolError: a reader of an untrusted stream must
+    not die of it. The decoder raises ValueError for bad UTF-8, bad JSON or an integer over
+    Python's digit limit, and RecursionError for arrays nested deeper than the recursion limit
+    (200,000 of them fit under MAX_HEADER_BYTES).
+    """
     try:
-        header = json.loads(body)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        header = json.loads(body, parse_constant=_refuse_constant)
+    except (ValueError, RecursionError) as exc:
         raise ProtocolError(f"frame header is not JSON: {exc}") from None
     if not isinstance(header, dict):
         raise ProtocolError("frame header is not a JSON object")

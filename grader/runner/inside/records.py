@@ -1,27 +1,57 @@
 """What a child tells the zygote, as frames on its private record pipe, and how it is read.
 
 The child is untrusted (it shares a process with the student's tests), so the zygote reads
-these frames as data: each event is checked for its exact fields and types, and anything else
-makes the run a crash rather than a result.
+these frames as data: each event is checked for its exact fields, their types and their bounds,
+and anything else makes the run a crash rather than a result.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
 from .outcomes import Outcome
 from .protocol import encode_frame
 
 MAX_MESSAGE_CHARS = 2048
+MAX_NODE_CHARS = 4096  # a test id; pytest's ids of parametrized tests can be long, but not this long
+# IMPORTANT: the driver's answer schema (grader/runner/channel.py, _SECONDS) refuses a time above
+# this, so no recorded time may exceed it; keep the two in step.
+MAX_SECONDS = 1e6
 TEST_OUTCOMES = {Outcome.PASSED, Outcome.FAILED, Outcome.ERROR, Outcome.SKIPPED}
 
-# Event name -> required fields and their types (beyond "e" and "blobs").
-EVENT_FIELDS: dict[str, dict[str, type | tuple[type, ...]]] = {
-    "installed": {"seconds": (int, float)},  # the module is installed (and swapped into the tests)
-    "collected": {"nodes": list},  # course runs: every test id pytest collected
-    "start": {"node": str},  # a test is about to run
-    "end": {"node": str, "outcome": str, "message": str, "seconds": (int, float), "cpu_seconds": (int, float)},
-    "raised": {"message": str},  # the module failed to import, or the call raised
+
+def _text(limit: int) -> Callable[[object], bool]:
+    return lambda value: type(value) is str and len(value) <= limit
+
+
+def _seconds(value: object) -> bool:
+    """An int or float (a bool is an int too), 0 to MAX_SECONDS: JSON bounds no number, and a time
+    of 10**400 or infinity would overflow or poison the sums the zygote answers with."""
+    return type(value) in (int, float) and 0 <= value <= MAX_SECONDS  # NaN fails every comparison
+
+
+_node = _text(MAX_NODE_CHARS)
+_message = _text(MAX_MESSAGE_CHARS)
+
+
+def _nodes(value: object) -> bool:
+    return type(value) is list and all(_node(node) for node in value)
+
+
+def _test_outcome(value: object) -> bool:
+    return type(value) is str and value in {outcome.value for outcome in TEST_OUTCOMES}
+
+
+# Event name -> its fields (beyond "e" and "blobs"), each with the check its value must pass. Every
+# string is bounded, so that an answer built from the events fits the driver's schema.
+EVENT_FIELDS: dict[str, dict[str, Callable[[object], bool]]] = {
+    "installed": {"seconds": _seconds},  # the module is installed (and swapped into the tests)
+    "collected": {"nodes": _nodes},  # course runs: every test id pytest collected
+    "start": {"node": _node},  # a test is about to run
+    "end": {"node": _node, "outcome": _test_outcome, "message": _message, "seconds": _seconds,
+            "cpu_seconds": _seconds},
+    "raised": {"message": _message},  # the module failed to import, or the call raised
     "return": {},  # a call's answer, in the frame's single blob
     "done": {},  # the child finished its job; only now can a run pass
 }
@@ -35,18 +65,16 @@ def clip(text: str) -> str:
 def check_event(header: dict, blobs: list[bytes]) -> dict:
     """Return the event if it has exactly the expected shape; raise ValueError otherwise."""
     name = header.get("e")
+    if type(name) is not str:  # nor formatted: a list may be unhashable, and nested deep enough to fail repr
+        raise ValueError("record event without a name")
     if name not in EVENT_FIELDS:
-        raise ValueError(f"unknown record event {name!r}")
+        raise ValueError(f"unknown record event {name[:80]!r}")
     fields = EVENT_FIELDS[name]
     if set(header) != {"e", "blobs", *fields}:
         raise ValueError(f"record event {name!r} has fields {sorted(header)}")
-    for key, kind in fields.items():
-        if not isinstance(header[key], kind) or isinstance(header[key], bool):
-            raise ValueError(f"record event {name!r}: {key} has the wrong type")
-    if name == "end" and header["outcome"] not in {o.value for o in TEST_OUTCOMES}:
-        raise ValueError(f"record event 'end': unknown outcome {header['outcome']!r}")
-    if name == "collected" and not all(isinstance(node, str) for node in header["nodes"]):
-        raise ValueError("record event 'collected': node ids must be strings")
+    for key, valid in fields.items():
+        if not valid(header[key]):
+            raise ValueError(f"record event {name!r}: {key} has the wrong type or is out of range")
     if len(blobs) != (1 if name == "return" else 0):
         raise ValueError(f"record event {name!r} has {len(blobs)} payloads")
     return header

@@ -25,19 +25,22 @@ import signal
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from . import isolation, loader
 from .child import Job, Setup, run_child
 from .outcomes import ChildExit, Outcome, classify_status, decide
 from .protocol import LENGTH_BYTES, FrameBuffer, ProtocolError, decode_header, encode_frame, header_length
-from .records import check_event, clip
+from .records import MAX_SECONDS, check_event, clip
 from .suite import serve_from_session, test_namespaces
 
 MAX_REQUEST_BYTES = 32 << 20  # module source plus a call's payload
 MAX_RECORD_BYTES = 20 << 20  # all a child may write to its record pipe
-ORPHAN_SWEEPS = 8  # re-parenting depth handled before a run is answered
+# Records a child may write: two per test is a suite of 32,768 tests. Each costs the zygote some
+# 400 bytes, so without a bound 20 MB of tiny records would grow it by 300 MB.
+MAX_RECORD_EVENTS = 1 << 16
+LEFTOVER_SECONDS = 5.0  # for what a finished run left running to die once killed
 OUTPUT_KEEP_BYTES = 4096  # what is kept of a child's stdout+stderr, for messages
 CONFIG_FIELDS: dict[str, type | tuple[type, ...]] = {"sys_path": list, "module": str, "module_file": str, "course_tests": str,
                  "student_tests": (str, type(None)), "collect": bool, "scratch": str, "runner_dir": str,
@@ -99,7 +102,10 @@ class ProtocolIO:
             raise ProtocolError("input ended inside a frame payload")
 
     def send(self, header: dict, blobs: Sequence[bytes] = ()) -> None:
-        view = memoryview(encode_frame(header, blobs))
+        self.write(encode_frame(header, blobs))
+
+    def write(self, frame: bytes) -> None:
+        view = memoryview(frame)
         while view:
             view = view[os.write(self.fd_out, view):]
 
@@ -111,6 +117,7 @@ class Zygote:
         self.io, self.setup, self.scratch = io, setup, scratch
         self.workers = config["workers"]
         self.running: dict[int, Run] = {}
+        self.spared = frozenset({os.getpid(), os.getppid()})  # all kill(-1) spares: see _check_alone_with_init
         self.input_open = True
         self.wakeup_r, wakeup_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
         signal.signal(signal.SIGCHLD, lambda *_: None)
@@ -208,6 +215,8 @@ class Zygote:
             if run.record_bytes > MAX_RECORD_BYTES:
                 raise ValueError(f"the child wrote over {MAX_RECORD_BYTES} bytes of records")
             for header, blobs in run.frames.feed(chunk):
+                if len(run.events) == MAX_RECORD_EVENTS:
+                    raise ValueError(f"the child wrote over {MAX_RECORD_EVENTS} records")
                 run.events.append((check_event(header, blobs), blobs))
         except (ProtocolError, ValueError) as exc:
             run.garbage = f"invalid record from the child: {exc}"
@@ -231,46 +240,76 @@ class Zygote:
             if run is not None:
                 self._finish(run, status, usage)  # which also ends whatever the run left behind
             else:
-                self._kill_orphans()  # an adopted orphan ended: its children are adopted in turn
+                self._end_leftovers()  # an adopted orphan ended: its children are adopted in turn
 
     def _finish(self, run: Run, status: int, usage: resource.struct_rusage) -> None:
         _kill_group(run.pid)
-        # A process the run started outside its group (setsid) was re-parented to the zygote when
-        # the run's child exited: end it before answering, so nothing of a run outlives its answer.
-        for _ in range(ORPHAN_SWEEPS):  # a killed orphan's own children are re-parented in turn
-            orphans = self._kill_orphans()
-            if not orphans:
-                break
-            _await_death(orphans)
+        self._end_leftovers()  # before the answer: nothing of a run may outlive it
         for fd in (run.record_fd, run.output_fd):
             while fd >= 0 and self._drain(run, fd):
                 pass
             _close_pipe(run, fd)  # whatever a surviving grandchild writes later is not this run's
         child_exit, description = classify_status(status, wall_killed=run.wall_killed)
-        header, blobs = respond(run, child_exit, description, time.monotonic() - run.started, usage)
-        self.io.send(header, blobs)
+        self.io.write(answer(run, child_exit, description, time.monotonic() - run.started, usage))
         try:
             os.rmdir(run.workdir)  # the usual case: the tests left nothing behind
         except OSError:
             shutil.rmtree(run.workdir, ignore_errors=True)
         self._sweep_scratch()
 
-    def _kill_orphans(self) -> list[int]:
-        """Kill processes re-parented to the zygote (subreaper) that are not a tracked run."""
-        me = os.getpid()
-        killed = []
-        for entry in os.listdir("/proc"):
-            if not entry.isdigit() or int(entry) in self.running:
-                continue
+    def _end_leftovers(self) -> None:
+        """Kill and reap every process that descends from no run in flight.
+
+        A run's child can leave processes behind in sessions of their own (setsid), each
+        re-parented to the zygote (a subreaper) when its parent dies, and each forking again as
+        fast as it can: a chain deeper than any number of sweeps of the zygote's children. When no
+        run is in flight (always, in the clean sandbox: one child at a time), every process of the
+        sandbox but the zygote and pid 1 is such a leftover, and kill(-1) ends them all at once:
+        the kernel signals them under the task-list lock that fork takes too, so no fork gets past
+        it. With runs in flight (the fast sandbox, which the student's conftest can subvert anyway),
+        leftovers are killed by pid, the whole tree each round, until a round finds none.
+        """
+        deadline = time.monotonic() + LEFTOVER_SECONDS
+        while True:
+            if not self.running:
+                _kill_all_but_init()
+            leftovers = self._leftovers()
+            if not leftovers:
+                return
+            if time.monotonic() > deadline:
+                if self.running:
+                    return  # the next kill(-1), when no run is in flight, ends them
+                # The clean sandbox must not run anything beside a survivor: end the grade instead.
+                raise RuntimeError(f"processes left by a run would not end: {sorted(leftovers)}")
+            if self.running:
+                for pid in leftovers:
+                    _kill_group(pid)
+            for pid in (pid for pid, parent in leftovers.items() if parent == os.getpid()):
+                _reap_if_dead(pid)
+            time.sleep(0.0005)
+
+    def _leftovers(self) -> dict[int, int]:
+        """Parent pid by pid of every process, zombies included, but the zygote, pid 1 and what
+        descends from a run in flight. One whose parent was reaped during the scan counts: it has
+        been re-parented to the zygote meanwhile."""
+        parents: dict[int, int] = {}
+        for entry in filter(str.isdigit, os.listdir("/proc")):
             try:
                 with open(f"/proc/{entry}/stat", "rb") as stat:
-                    ppid = int(stat.read().rsplit(b")", 1)[1].split()[1])
+                    parents[int(entry)] = int(stat.read().rsplit(b")", 1)[1].split()[1])
             except (OSError, ValueError, IndexError):
-                continue
-            if ppid == me:
-                _kill_group(int(entry))
-                killed.append(int(entry))
-        return killed
+                continue  # gone meanwhile
+        return {pid: parent for pid, parent in parents.items()
+                if pid not in self.spared and not self._in_flight(pid, parents)}
+
+    def _in_flight(self, pid: int, parents: dict[int, int]) -> bool:
+        """Whether ``pid`` descends from a run in flight, by ``parents``. The scan is no snapshot:
+        with pids reused during it, a walk up could loop, so it takes one step per process at most."""
+        for _ in range(len(parents)):
+            if pid in self.running or pid not in parents:
+                break
+            pid = parents[pid]
+        return pid in self.running
 
     def _sweep_scratch(self) -> None:
         live = {run.workdir.name for run in self.running.values()}
@@ -309,18 +348,20 @@ def _close_pipe(run: Run, fd: int) -> None:
             run.output_fd = -1
 
 
-def _await_death(pids: list[int], *, within: float = 2.0) -> None:
-    """Reap the killed ``pids`` (the zygote's children now), so none is alive when this returns."""
-    deadline = time.monotonic() + within
-    for pid in pids:
-        while True:
-            try:
-                done, _ = os.waitpid(pid, os.WNOHANG)
-            except ChildProcessError:
-                break  # already reaped
-            if done or time.monotonic() >= deadline:
-                break
-            time.sleep(0.0005)
+def _kill_all_but_init() -> None:
+    """kill(-1, SIGKILL): every process of the zygote's pid namespace but pid 1 and the zygote
+    (see _check_alone_with_init)."""
+    try:
+        os.kill(-1, signal.SIGKILL)
+    except ProcessLookupError:
+        pass  # there was none
+
+
+def _reap_if_dead(pid: int) -> None:
+    try:
+        os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        pass  # reaped already
 
 
 def _kill_group(pid: int) -> None:
@@ -351,6 +392,22 @@ def _job_from_request(request: dict, buffer: memoryview, scratch: Path) -> Job:
                workdir=scratch / os.urandom(8).hex(), order=tuple(request.get("order", ())),
                stop_early=bool(request.get("stop_early", True)), skip=frozenset(request.get("skip", ())),
                entry=entry, compiled=form == "code")
+
+
+def answer(run: Run, child_exit: ChildExit, description: str, seconds: float,
+           usage: resource.struct_rusage) -> bytes:
+    """respond()'s answer as a frame that the driver's schema accepts (ANSWER_SCHEMA in
+    grader/runner/channel.py) whatever the child recorded. Each event is bounded (check_event),
+    but many together can make a header over the frame cap, or more test time than the schema
+    allows: such records make the run a crash, answered without them."""
+    header, blobs = respond(run, child_exit, description, seconds, usage)
+    try:
+        if max(header["test_seconds"], header["test_cpu_seconds"]) > MAX_SECONDS:
+            raise ValueError(f"its tests took over {MAX_SECONDS:g} s, by its records")
+        return encode_frame(header, blobs)
+    except (ProtocolError, ValueError) as exc:
+        unsendable = replace(run, events=[], garbage=f"invalid records from the child: {exc}")
+        return encode_frame(*respond(unsendable, child_exit, description, seconds, usage))
 
 
 def respond(run: Run, child_exit: ChildExit, description: str, seconds: float,
@@ -413,7 +470,19 @@ def _warm_imports(config: dict) -> None:
             importlib.import_module(info.name)
 
 
+def _check_alone_with_init() -> None:
+    """Refuse to serve unless kill(-1) reaches only this sandbox's processes (see _end_leftovers).
+
+    kill(-1) spares the caller and its pid namespace's pid 1 only, so the zygote must have no other
+    ancestor there. bwrap's pid 1 and docker-init are the zygote's parent, and run as the sandbox's
+    user; a host's init (were the zygote ever run outside a pid namespace of its own) runs as root.
+    """
+    if os.getppid() != 1 or os.stat("/proc/1").st_uid != os.getuid():
+        raise RuntimeError("the zygote must be the child of its own pid namespace's pid 1")
+
+
 def main() -> None:
+    _check_alone_with_init()
     isolation.harden_zygote()
     io = ProtocolIO(os.dup(0), os.dup(1))
     os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
