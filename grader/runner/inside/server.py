@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from . import isolation, loader
+from . import isolation, leftovers, loader
 from .child import Job, Setup, run_child
 from .outcomes import ChildExit, Outcome, classify_status, decide
 from .protocol import LENGTH_BYTES, FrameBuffer, ProtocolError, decode_header, encode_frame, header_length
@@ -40,7 +40,6 @@ MAX_RECORD_BYTES = 20 << 20  # all a child may write to its record pipe
 # Records a child may write: two per test is a suite of 32,768 tests. Each costs the zygote some
 # 400 bytes, so without a bound 20 MB of tiny records would grow it by 300 MB.
 MAX_RECORD_EVENTS = 1 << 16
-LEFTOVER_SECONDS = 5.0  # for what a finished run left running to die once killed
 OUTPUT_KEEP_BYTES = 4096  # what is kept of a child's stdout+stderr, for messages
 CONFIG_FIELDS: dict[str, type | tuple[type, ...]] = {"sys_path": list, "module": str, "module_file": str, "course_tests": str,
                  "student_tests": (str, type(None)), "collect": bool, "scratch": str, "runner_dir": str,
@@ -117,7 +116,6 @@ class Zygote:
         self.io, self.setup, self.scratch = io, setup, scratch
         self.workers = config["workers"]
         self.running: dict[int, Run] = {}
-        self.spared = frozenset({os.getpid(), os.getppid()})  # all kill(-1) spares: see _check_alone_with_init
         self.input_open = True
         self.wakeup_r, wakeup_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
         signal.signal(signal.SIGCHLD, lambda *_: None)
@@ -154,7 +152,7 @@ class Zygote:
         if header is None or header.get("kind") == "shutdown":
             self.input_open = False
             for run in self.running.values():
-                _kill_group(run.pid)
+                leftovers.kill_group(run.pid)
             return
         # Sized to this request, not preallocated: every fork copies (and every exit unmaps) the
         # zygote's resident memory, so a large standing buffer would slow every run.
@@ -226,7 +224,7 @@ class Zygote:
         for run in self.running.values():
             if not run.wall_killed and now >= run.deadline:
                 run.wall_killed = True
-                _kill_group(run.pid)
+                leftovers.kill_group(run.pid)
 
     def _reap(self) -> None:
         while True:
@@ -240,11 +238,11 @@ class Zygote:
             if run is not None:
                 self._finish(run, status, usage)  # which also ends whatever the run left behind
             else:
-                self._end_leftovers()  # an adopted orphan ended: its children are adopted in turn
+                leftovers.end(self.running)  # an adopted orphan ended: its children are adopted in turn
 
     def _finish(self, run: Run, status: int, usage: resource.struct_rusage) -> None:
-        _kill_group(run.pid)
-        self._end_leftovers()  # before the answer: nothing of a run may outlive it
+        leftovers.kill_group(run.pid)
+        leftovers.end(self.running)  # before the answer: nothing of a run may outlive it
         for fd in (run.record_fd, run.output_fd):
             while fd >= 0 and self._drain(run, fd):
                 pass
@@ -256,60 +254,6 @@ class Zygote:
         except OSError:
             shutil.rmtree(run.workdir, ignore_errors=True)
         self._sweep_scratch()
-
-    def _end_leftovers(self) -> None:
-        """Kill and reap every process that descends from no run in flight.
-
-        A run's child can leave processes behind in sessions of their own (setsid), each
-        re-parented to the zygote (a subreaper) when its parent dies, and each forking again as
-        fast as it can: a chain deeper than any number of sweeps of the zygote's children. When no
-        run is in flight (always, in the clean sandbox: one child at a time), every process of the
-        sandbox but the zygote and pid 1 is such a leftover, and kill(-1) ends them all at once:
-        the kernel signals them under the task-list lock that fork takes too, so no fork gets past
-        it. With runs in flight (the fast sandbox, which the student's conftest can subvert anyway),
-        leftovers are killed by pid, the whole tree each round, until a round finds none.
-        """
-        deadline = time.monotonic() + LEFTOVER_SECONDS
-        while True:
-            if not self.running:
-                _kill_all_but_init()
-            leftovers = self._leftovers()
-            if not leftovers:
-                return
-            if time.monotonic() > deadline:
-                if self.running:
-                    return  # the next kill(-1), when no run is in flight, ends them
-                # The clean sandbox must not run anything beside a survivor: end the grade instead.
-                raise RuntimeError(f"processes left by a run would not end: {sorted(leftovers)}")
-            if self.running:
-                for pid in leftovers:
-                    _kill_group(pid)
-            for pid in (pid for pid, parent in leftovers.items() if parent == os.getpid()):
-                _reap_if_dead(pid)
-            time.sleep(0.0005)
-
-    def _leftovers(self) -> dict[int, int]:
-        """Parent pid by pid of every process, zombies included, but the zygote, pid 1 and what
-        descends from a run in flight. One whose parent was reaped during the scan counts: it has
-        been re-parented to the zygote meanwhile."""
-        parents: dict[int, int] = {}
-        for entry in filter(str.isdigit, os.listdir("/proc")):
-            try:
-                with open(f"/proc/{entry}/stat", "rb") as stat:
-                    parents[int(entry)] = int(stat.read().rsplit(b")", 1)[1].split()[1])
-            except (OSError, ValueError, IndexError):
-                continue  # gone meanwhile
-        return {pid: parent for pid, parent in parents.items()
-                if pid not in self.spared and not self._in_flight(pid, parents)}
-
-    def _in_flight(self, pid: int, parents: dict[int, int]) -> bool:
-        """Whether ``pid`` descends from a run in flight, by ``parents``. The scan is no snapshot:
-        with pids reused during it, a walk up could loop, so it takes one step per process at most."""
-        for _ in range(len(parents)):
-            if pid in self.running or pid not in parents:
-                break
-            pid = parents[pid]
-        return pid in self.running
 
     def _sweep_scratch(self) -> None:
         live = {run.workdir.name for run in self.running.values()}
@@ -346,30 +290,6 @@ def _close_pipe(run: Run, fd: int) -> None:
             run.record_fd = -1
         else:
             run.output_fd = -1
-
-
-def _kill_all_but_init() -> None:
-    """kill(-1, SIGKILL): every process of the zygote's pid namespace but pid 1 and the zygote
-    (see _check_alone_with_init)."""
-    try:
-        os.kill(-1, signal.SIGKILL)
-    except ProcessLookupError:
-        pass  # there was none
-
-
-def _reap_if_dead(pid: int) -> None:
-    try:
-        os.waitpid(pid, os.WNOHANG)
-    except ChildProcessError:
-        pass  # reaped already
-
-
-def _kill_group(pid: int) -> None:
-    for kill in (os.killpg, os.kill):
-        try:
-            kill(pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
 
 
 def _job_from_request(request: dict, buffer: memoryview, scratch: Path) -> Job:
@@ -470,19 +390,8 @@ def _warm_imports(config: dict) -> None:
             importlib.import_module(info.name)
 
 
-def _check_alone_with_init() -> None:
-    """Refuse to serve unless kill(-1) reaches only this sandbox's processes (see _end_leftovers).
-
-    kill(-1) spares the caller and its pid namespace's pid 1 only, so the zygote must have no other
-    ancestor there. bwrap's pid 1 and docker-init are the zygote's parent, and run as the sandbox's
-    user; a host's init (were the zygote ever run outside a pid namespace of its own) runs as root.
-    """
-    if os.getppid() != 1 or os.stat("/proc/1").st_uid != os.getuid():
-        raise RuntimeError("the zygote must be the child of its own pid namespace's pid 1")
-
-
 def main() -> None:
-    _check_alone_with_init()
+    leftovers.check_alone_with_init()
     isolation.harden_zygote()
     io = ProtocolIO(os.dup(0), os.dup(1))
     os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
