@@ -147,7 +147,8 @@ def test_a_run_reports_what_the_child_cost(suite_folder, runner_for, reference) 
 
 
 def test_kernel_objects_that_outlive_a_run_are_refused(suite_folder, runner_for, reference) -> None:
-    """SysV IPC, POSIX message queues and keyrings would let one run leave data for the next."""
+    """SysV IPC, POSIX message queues and keyrings would let one run leave data for the next, and
+    so would the zygote's limits, priority or affinity, which every child inherits."""
     folder = suite_folder({"test_kernel_objects.py": """
         import ctypes, errno, os
         libc = ctypes.CDLL(None, use_errno=True)
@@ -163,6 +164,19 @@ def test_kernel_objects_that_outlive_a_run_are_refused(suite_folder, runner_for,
             for name, call in CALLS.items():
                 ctypes.set_errno(0)
                 assert call() == -1 and ctypes.get_errno() == errno.EPERM, name
+
+        def test_the_zygote_is_out_of_reach_but_the_run_itself_is_not():
+            import resource, pytest
+            zygote = os.getppid()
+            for call in (lambda: resource.prlimit(zygote, resource.RLIMIT_RSS, (1, resource.RLIM_INFINITY)),
+                         lambda: os.setpriority(os.PRIO_PROCESS, zygote, 5),
+                         lambda: os.setpriority(os.PRIO_USER, 0, 5),
+                         lambda: os.sched_setaffinity(zygote, {0})):
+                with pytest.raises(PermissionError):
+                    call()
+            resource.setrlimit(resource.RLIMIT_RSS, (1 << 40, resource.RLIM_INFINITY))
+            os.nice(1)
+            os.sched_setaffinity(0, os.sched_getaffinity(0))
     """})
     run = runner_for(folder, workers=1).suite_runs([("ref", reference)], timeout=20.0)["ref"]
     assert run.outcome is Outcome.PASSED, run.message

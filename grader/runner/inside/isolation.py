@@ -46,16 +46,31 @@ _PR_SET_SECCOMP = 22
 _SECCOMP_MODE_FILTER = 2
 _SECCOMP_RET_ALLOW = 0x7FFF0000
 _SECCOMP_RET_ERRNO = 0x00050000
-_SECCOMP_DATA_NR, _SECCOMP_DATA_ARCH = 0, 4  # offsets in struct seccomp_data
+_SECCOMP_DATA_NR, _SECCOMP_DATA_ARCH, _SECCOMP_DATA_ARGS = 0, 4, 16  # offsets in struct seccomp_data
 _BPF_LD_W_ABS, _BPF_JEQ_K, _BPF_JGE_K, _BPF_RET_K = 0x20, 0x15, 0x35, 0x06
 _AUDIT_ARCH_X86_64, _AUDIT_ARCH_AARCH64 = 0xC000003E, 0xC00000B7
 _X32_SYSCALL_BIT = 0x40000000
-# SysV shm/sem/msg, POSIX mq_*, add_key/request_key/keyctl, by the kernel's table for each machine.
+
+
+@dataclass(frozen=True)
+class _SyscallTable:
+    arch: int
+    denied: tuple[int, ...]  # refused whatever their arguments
+    self_only: dict[int, tuple[int, ...]]  # allowed only with these arguments 0 (this process)
+
+
+# By the kernel's table for each machine. Denied: SysV shm/sem/msg, POSIX mq_*, add_key/
+# request_key/keyctl, ioprio_set. Self only: prlimit64 and sched_setparam/setscheduler/
+# setaffinity/setattr (pid), setpriority (which, who).
 _SECCOMP_TABLES = {
-    "x86_64": (_AUDIT_ARCH_X86_64, (29, 30, 31, 67, 64, 65, 66, 220, 68, 69, 70, 71,
-                                    240, 241, 242, 243, 244, 245, 248, 249, 250)),
-    "aarch64": (_AUDIT_ARCH_AARCH64, (194, 195, 196, 197, 190, 191, 192, 193, 186, 187, 188, 189,
-                                      180, 181, 182, 183, 184, 185, 217, 218, 219)),
+    "x86_64": _SyscallTable(_AUDIT_ARCH_X86_64,
+                            (29, 30, 31, 67, 64, 65, 66, 220, 68, 69, 70, 71, 240, 241, 242, 243, 244, 245, 248, 249, 250,
+                             251),
+                            {302: (0,), 142: (0,), 144: (0,), 203: (0,), 314: (0,), 141: (0, 1)}),
+    "aarch64": _SyscallTable(_AUDIT_ARCH_AARCH64,
+                             (194, 195, 196, 197, 190, 191, 192, 193, 186, 187, 188, 189, 180, 181, 182, 183, 184, 185, 217,
+                              218, 219, 30),
+                             {261: (0,), 118: (0,), 119: (0,), 122: (0,), 274: (0,), 140: (0, 1)}),
 }
 
 
@@ -75,43 +90,94 @@ def _prctl(option: int, value: int) -> None:
 
 
 def harden_zygote() -> None:
-    """Keep children out of the zygote's memory and fds, adopt every orphan they leave, and take
-    away the kernel objects that would outlive a run.
+    """Keep children out of the zygote's memory, fds and inherited state, adopt every orphan they
+    leave, and take away the kernel objects that would outlive a run.
 
     Not dumpable: a child (same uid) cannot open /proc/<zygote>/mem or /proc/<zygote>/fd.
     Subreaper: a grandchild that escapes its process group with setsid() is re-parented to the
     zygote when its parent dies, so the zygote can still find and kill it.
-    Seccomp: see deny_shared_kernel_objects.
+    Seccomp: see deny_state_shared_between_runs.
     """
     _prctl(_PR_SET_DUMPABLE, 0)
     _prctl(_PR_SET_CHILD_SUBREAPER, 1)
-    deny_shared_kernel_objects()
+    deny_state_shared_between_runs()
 
 
-def deny_shared_kernel_objects() -> None:
-    """Refuse (EPERM) the system calls of SysV IPC, POSIX message queues and keyrings, for this
-    process and everything it forks.
+def deny_state_shared_between_runs() -> None:
+    """Refuse (EPERM), for this process and everything it forks, the system calls that let one
+    run leave data for the next outside the files Landlock fences.
 
-    Each of them names an object by a key every process of the sandbox can reach and that lives
-    on after the process that made it: shared memory, a queue or a key left by one run is there
-    for the next. Landlock fences files, not these, so without this a suite could store the
-    behaviour of the first implementation it meets (the reference) and hold every later one to
-    it: a valid suite that kills mutants without one expectation of its own. Calls made through
-    another ABI (i386, x32) are refused outright, so the numbers below cannot be dodged.
+    SysV IPC, POSIX message queues and keyrings name an object by a key every process of the
+    sandbox can reach, and the object lives on after the process that made it: shared memory, a
+    queue or a key left by one run is there for the next. A process's limits, priorities and CPU
+    affinity are inherited by its children, and a child of the same user may set its parent's:
+    a run that wrote into the zygote's soft limits (prlimit on its parent) was read back by every
+    later run. So those are allowed on the calling process only; ioprio_set, which can reach every
+    process of the user, not at all. Without this, a suite could store the behaviour of the first
+    implementation it meets (the reference) and hold every later one to it: a valid suite that
+    kills mutants without one expectation of its own. Calls made through another ABI (i386, x32)
+    are refused outright, so the numbers below cannot be dodged.
     """
-    arch, numbers = _SECCOMP_TABLES[platform.machine()]
+    table = _SECCOMP_TABLES[platform.machine()]
     deny = _SECCOMP_RET_ERRNO | errno.EPERM
-    program = [(_BPF_LD_W_ABS, 0, 0, _SECCOMP_DATA_ARCH), (_BPF_JEQ_K, 1, 0, arch), (_BPF_RET_K, 0, 0, deny),
-               (_BPF_LD_W_ABS, 0, 0, _SECCOMP_DATA_NR)]
-    if arch == _AUDIT_ARCH_X86_64:
-        program.append((_BPF_JGE_K, len(numbers) + 1, 0, _X32_SYSCALL_BIT))
-    program += [(_BPF_JEQ_K, len(numbers) - index, 0, number) for index, number in enumerate(numbers)]
-    program += [(_BPF_RET_K, 0, 0, _SECCOMP_RET_ALLOW), (_BPF_RET_K, 0, 0, deny)]
-    packed = ctypes.create_string_buffer(b"".join(struct.pack("=HBBI", *insn) for insn in program))
+    program = _Program()
+    program.emit(_BPF_LD_W_ABS, _SECCOMP_DATA_ARCH)
+    program.jump_unless(table.arch, "deny")
+    program.emit(_BPF_LD_W_ABS, _SECCOMP_DATA_NR)
+    if table.arch == _AUDIT_ARCH_X86_64:
+        program.emit(_BPF_JGE_K, _X32_SYSCALL_BIT, true="deny")
+    for number in table.denied:
+        program.emit(_BPF_JEQ_K, number, true="deny")
+    for number in table.self_only:
+        program.emit(_BPF_JEQ_K, number, true=f"self {number}")
+    program.emit(_BPF_RET_K, _SECCOMP_RET_ALLOW)
+    for number, arguments in table.self_only.items():
+        program.label(f"self {number}")
+        for index in arguments:  # each argument's 64 bits must be 0: the kernel truncates a pid
+            for half in (0, 4):
+                program.emit(_BPF_LD_W_ABS, _SECCOMP_DATA_ARGS + 8 * index + half)
+                program.jump_unless(0, "deny")
+        program.emit(_BPF_RET_K, _SECCOMP_RET_ALLOW)
+    program.label("deny")
+    program.emit(_BPF_RET_K, deny)
+    packed = ctypes.create_string_buffer(program.assemble())
     fprog = _SockFprog(len(program), ctypes.cast(packed, ctypes.c_void_p))
     _prctl(_PR_SET_NO_NEW_PRIVS, 1)
     _check(_libc.prctl(_PR_SET_SECCOMP, ctypes.c_ulong(_SECCOMP_MODE_FILTER), ctypes.byref(fprog), 0, 0),
            "prctl(PR_SET_SECCOMP)")
+
+
+class _Program:
+    """A classic BPF program with forward jumps to labels, resolved when assembled."""
+
+    def __init__(self) -> None:
+        self._instructions: list[tuple[int, int, str | None]] = []  # (code, k, label jumped to if true)
+        self._labels: dict[str, int] = {}
+
+    def __len__(self) -> int:
+        return len(self._instructions)
+
+    def emit(self, code: int, k: int, *, true: str | None = None) -> None:
+        self._instructions.append((code, k, true))
+
+    def jump_unless(self, k: int, label: str) -> None:
+        """Go on when the accumulator equals ``k``, else jump to ``label``."""
+        self._instructions.append((_BPF_JEQ_K, k, "!" + label))
+
+    def label(self, name: str) -> None:
+        self._labels[name] = len(self._instructions)
+
+    def assemble(self) -> bytes:
+        packed = []
+        for index, (code, k, target) in enumerate(self._instructions):
+            jt = jf = 0
+            if target is not None:
+                offset = self._labels[target.lstrip("!")] - index - 1
+                if not 0 <= offset <= 255:
+                    raise ValueError(f"a jump of {offset} instructions does not fit classic BPF")
+                jt, jf = (0, offset) if target.startswith("!") else (offset, 0)
+            packed.append(struct.pack("=HBBI", code, jt, jf, k))
+        return b"".join(packed)
 
 
 def landlock_abi() -> int:
