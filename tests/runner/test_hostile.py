@@ -90,6 +90,27 @@ def test_no_file_survives_into_a_later_run(suite_folder, runner_for, reference) 
     assert {run.outcome for run in runs.values()} == {Outcome.PASSED}
 
 
+def test_a_folder_a_run_made_unreadable_does_not_outlive_it(suite_folder, runner_for, reference) -> None:
+    """Removed all the same: left in the scratch, its size would be there for the next run to
+    measure (statvfs), a channel from one run to the next."""
+    folder = suite_folder({"test_residue.py": HEADER + """
+    import os
+    def test_leaves_an_unreadable_folder_and_says_how_full_the_scratch_was():
+        scratch = os.statvfs("/scratch")
+        free = scratch.f_bavail * scratch.f_frsize
+        os.makedirs("keep/deeper")
+        with open("keep/deeper/blob", "wb") as blob:
+            blob.write(b"x" * (4 << 20))
+        os.chmod("keep/deeper", 0)
+        os.chmod("keep", 0)
+        os.write(1, f"FREE {free}".encode())
+    """})
+    runs = runner_for(folder, workers=1).suite_runs([(f"r{i}", reference) for i in range(3)], timeout=10.0)
+    assert {run.outcome for run in runs.values()} == {Outcome.PASSED}, [run.message for run in runs.values()]
+    free = {run.output.split("FREE")[-1].strip() for run in runs.values()}
+    assert len(free) == 1, free
+
+
 def test_siblings_cannot_list_scratch_or_signal_the_zygote(suite_folder, runner_for, reference) -> None:
     folder = suite_folder({"test_reach.py": HEADER + """
     import os, signal, pytest

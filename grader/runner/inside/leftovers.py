@@ -1,18 +1,22 @@
-"""Ending whatever a run leaves running, before the zygote answers for it.
+"""Ending whatever a run leaves running or lying around, before the zygote answers for it.
 
 A run's child can leave processes behind in sessions of their own (setsid), each re-parented to
 the zygote (a subreaper) when its parent dies, and each forking again as fast as it can: a chain
 deeper than any number of sweeps of the zygote's children. Such a process could serve the next
 run what this one saw (a luong.py left a UDP store in which the student's tests kept the
-reference's outputs), so nothing of a run may outlive its answer.
+reference's outputs), so nothing of a run may outlive its answer. Nor may its files: a folder it
+made unreadable would stay in the scratch, where the next run could measure it (statvfs).
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import signal
+import stat
 import time
 from collections.abc import Collection
+from pathlib import Path
 
 LEFTOVER_SECONDS = 5.0  # for what a finished run left running to die once killed
 
@@ -70,6 +74,22 @@ def _in_flight(pid: int, parents: dict[int, int], running: Collection[int]) -> b
             break
         pid = parents[pid]
     return pid in running
+
+
+def remove_files(path: Path) -> None:
+    """Remove ``path`` and everything below it, whatever permissions the run gave them (the
+    zygote is their owner, so it can give them back); RuntimeError if anything remains."""
+    if path.is_dir() and not path.is_symlink():
+        pending = [path]
+        while pending:  # top-down: a folder must be searchable before what is in it can be seen
+            folder = pending.pop()
+            os.chmod(folder, stat.S_IRWXU)
+            pending += [Path(entry.path) for entry in os.scandir(folder) if entry.is_dir(follow_symlinks=False)]
+        shutil.rmtree(path)
+    else:
+        path.unlink(missing_ok=True)
+    if os.path.lexists(path):
+        raise RuntimeError(f"what a run left in {path} would not go")
 
 
 def kill_group(pid: int) -> None:

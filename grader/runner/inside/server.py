@@ -20,7 +20,6 @@ import os
 import pkgutil
 import resource
 import select
-import shutil
 import signal
 import sys
 import time
@@ -252,18 +251,14 @@ class Zygote:
         try:
             os.rmdir(run.workdir)  # the usual case: the tests left nothing behind
         except OSError:
-            shutil.rmtree(run.workdir, ignore_errors=True)
+            leftovers.remove_files(run.workdir)
         self._sweep_scratch()
 
     def _sweep_scratch(self) -> None:
         live = {run.workdir.name for run in self.running.values()}
         for entry in os.listdir(self.scratch):
             if entry not in live:
-                path = self.scratch / entry
-                if path.is_dir() and not path.is_symlink():
-                    shutil.rmtree(path, ignore_errors=True)
-                else:
-                    path.unlink(missing_ok=True)
+                leftovers.remove_files(self.scratch / entry)
 
 
 def _fork() -> int:
