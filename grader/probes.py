@@ -35,6 +35,7 @@ ANSWER_MEMBER = re.compile(r"case\d+\..+\.npy", re.DOTALL)
 ANSWER_DTYPE_KINDS = "biufU"
 NPY_HEADER_READERS = {(1, 0): np.lib.format.read_array_header_1_0, (2, 0): np.lib.format.read_array_header_2_0}
 SAVEZ_ZIP_FLAGS = 0x08 | 0x800  # data descriptor, UTF-8 name; never encryption (0x01) or patch data (0x20)
+MAX_CODE_POINT, SURROGATES = 0x10FFFF, range(0xD800, 0xE000)  # text holds Unicode scalar values only
 
 
 @dataclass(frozen=True)
@@ -129,7 +130,8 @@ def read_answer(answer: bytes) -> dict[str, np.ndarray]:
     header is checked against the member's stored size before a byte is allocated, so neither a
     compressed member (a few megabytes of zeros inflating to gigabytes, outside the sandbox's
     memory cap) nor a header claiming a huge shape can make the grader allocate more than came
-    out. Raises ValueError, whatever the bytes provoke: an answer must never crash the grader."""
+    out. Text may hold Unicode scalar values only. Raises ValueError, whatever the bytes provoke:
+    an answer must never crash the grader."""
     try:
         with zipfile.ZipFile(io.BytesIO(answer)) as archive:
             members = archive.infolist()
@@ -181,7 +183,21 @@ def _read_npy(stream: IO[bytes], size: int) -> np.ndarray:
     declared = math.prod(shape) * dtype.itemsize
     if min(shape, default=0) < 0 or stream.tell() + declared != size:
         raise ValueError(f"a header declaring {dtype.str} {shape} does not fit a member of {size} bytes")
-    return np.frombuffer(stream.read(declared), dtype=dtype).reshape(shape, order="F" if fortran_order else "C")
+    data = stream.read(declared)
+    if dtype.kind == "U":
+        _check_code_points(data, dtype)
+    return np.frombuffer(data, dtype=dtype).reshape(shape, order="F" if fortran_order else "C")
+
+
+def _check_code_points(data: bytes, dtype: np.dtype) -> None:
+    """ValueError unless the text ``data`` of ``dtype`` holds only Unicode scalar values. numpy
+    stores any 32-bit number as a character, but str() of one beyond U+10FFFF raises SystemError
+    wherever the grader would quote it, and a surrogate is half a UTF-16 pair, no character: so
+    the raw numbers are checked, before anything makes a str of them."""
+    codes = np.frombuffer(data, dtype=np.dtype(np.uint32).newbyteorder(dtype.byteorder))
+    bad = codes[(codes > MAX_CODE_POINT) | ((codes >= SURROGATES.start) & (codes < SURROGATES.stop))]
+    if bad.size:
+        raise ValueError(f"text holding U+{int(bad[0]):04X}, which is no Unicode scalar value, is refused")
 
 
 def _clip(text: str, limit: int = MAX_QUOTED_CHARS) -> str:
@@ -220,16 +236,21 @@ def _tolerance(case: str, reference: dict[str, np.ndarray]) -> tuple[float, floa
     return TOLERANCES[str(dtype) if dtype is not None else "float64"]
 
 
+def _alike(a: np.ndarray | None, b: np.ndarray) -> bool:
+    """``a`` (the student's) can be compared with ``b`` element by element: it is there, of ``b``'s
+    shape, and text where ``b`` is text. Every array came through read_answer, so what is not
+    text is bools or numbers, which compare with numbers."""
+    return a is not None and a.shape == b.shape and (a.dtype.kind == "U") == (b.dtype.kind == "U")
+
+
 def _same(a: np.ndarray | None, b: np.ndarray | None, tolerance: tuple[float, float]) -> bool:
     """``a`` (the student's) matches ``b`` (the reference's): text exactly; numbers within the
     tolerance, with NaN and inf where ``b`` has them, and exact zeros where ``b`` has exact zeros
     (padding weights, an empty row's context, gradients that must not reach padding)."""
-    if a is None or b is None or a.shape != b.shape:
+    if b is None or not _alike(a, b):
         return False
     if b.dtype.kind == "U":
-        return a.dtype.kind == "U" and bool(np.array_equal(a, b))
-    if a.dtype.kind not in "fiub" or b.dtype.kind not in "fiub":
-        return False
+        return bool(np.array_equal(a, b))
     rtol, atol = tolerance
     return bool(np.all(np.isfinite(a) == np.isfinite(b)) and _zeros_kept(a, b)
                 and np.allclose(a, b, rtol=rtol, atol=atol, equal_nan=True))
@@ -252,18 +273,37 @@ def _reproduces(student, reference, mutant) -> bool:
 
 
 def _describe_case(case: str, student: dict[str, np.ndarray], reference: dict[str, np.ndarray]) -> str | None:
-    """One line for a case whose answers differ, naming what differs."""
-    contract = str(reference.get(f"{case}.kind")) == CONTRACT
+    """One line for a case whose answers differ, naming what differs.
+
+    The checks are meant to describe whatever a well-formed answer holds. Should some array still
+    make one raise, that is this case's disagreement: an answer must never crash the grader (the
+    grade would end in a traceback and no report). Only the description is guarded; the label
+    comes from the reference alone."""
+    contract = _is_contract(case, reference)
     label = CONTRACT if contract else _numbers_label(case, reference)
+    try:
+        problems = _problems(case, contract, student, reference)
+    except Exception as exc:  # noqa: BLE001 - the last line of defence, see above
+        problems = [f"the answer could not be compared: {type(exc).__name__}: {_clip(str(exc))}"]
+    return f"{label}: " + "; ".join(problems) if problems else None
+
+
+def _is_contract(case: str, reference: dict[str, np.ndarray]) -> bool:
+    return str(reference.get(f"{case}.kind")) == CONTRACT
+
+
+def _problems(case: str, contract: bool, student: dict[str, np.ndarray],
+              reference: dict[str, np.ndarray]) -> list[str]:
+    """What differs in a case; nothing when it agrees."""
     error = student.get(f"{case}.error")
     if error is not None:
-        return f"{label}: the implementation raised {_clip(str(error))}"
+        return [f"the implementation raised {_clip(str(error))}"]
     tolerance = _tolerance(case, reference)
     wrong = [k for k in _case_keys(case, reference) if not _same(student.get(k), reference[k], tolerance)]
     if not wrong:
-        return None
+        return []
     describe = _contract_problems if contract else _numbers_problems
-    return f"{label}: " + "; ".join(describe(case, wrong, student, reference))
+    return describe(case, wrong, student, reference)
 
 
 def _numbers_label(case: str, reference: dict[str, np.ndarray]) -> str:
@@ -276,22 +316,20 @@ def _numbers_problems(case: str, wrong: list[str], student: dict[str, np.ndarray
     """What differs in a numbers case, in the order the values flow."""
     names = [k.partition(".")[2] for k in wrong]
     problems = []
-    shapes = [n for n, k in zip(names, wrong) if student.get(k) is None or student[k].shape != reference[k].shape]
-    if shapes:
-        problems.append(f"wrong shape or missing: {', '.join(shapes)}")
-    text = [(n, k) for n, k in zip(names, wrong) if n not in shapes and reference[k].dtype.kind == "U"]
-    for name, key in text:
-        differing = [f"{_clip(str(theirs))} (should be {ours.partition(' ')[2]})"
-                     for ours, theirs in zip(reference[key].tolist(), student[key].tolist()) if ours != theirs]
+    misfits = [n for n, k in zip(names, wrong) if not _alike(student.get(k), reference[k])]
+    if misfits:
+        problems.append(f"wrong dtype or shape, or missing: {', '.join(misfits)}")
+    text = [(n, k) for n, k in zip(names, wrong) if n not in misfits and reference[k].dtype.kind == "U"]
+    for name, key in text:  # a "dtypes" line is "<output> <dtype>"; an echoed input is one word
+        differing = [f"{_clip(str(theirs))} (should be {ours.rpartition(' ')[2]})"
+                     for ours, theirs in zip(reference[key].ravel().tolist(), student[key].ravel().tolist())
+                     if ours != theirs]
         problems.append(f"{name}: " + ", ".join(differing[:4]) if differing else f"{name} differ")
-    rest = [(n, k) for n, k in zip(names, wrong) if n not in shapes and (n, k) not in text]
-    not_numbers = [n for n, k in rest if student[k].dtype.kind not in "fiub"]
-    if not_numbers:
-        problems.append(f"not numbers: {', '.join(not_numbers)}")
-    nonfinite = [n for n, k in rest if n not in not_numbers and not np.all(np.isfinite(student[k]))]
+    rest = [(n, k) for n, k in zip(names, wrong) if n not in misfits and (n, k) not in text]
+    nonfinite = [n for n, k in rest if not np.all(np.isfinite(student[k]))]
     if nonfinite:
         problems.append(f"NaN or inf in: {', '.join(nonfinite)}")
-    numeric = [(n, k) for n, k in rest if n not in not_numbers and n not in nonfinite]
+    numeric = [(n, k) for n, k in rest if n not in nonfinite]
     if numeric:
         worst = max(float(np.max(np.abs(student[k] - reference[k]))) for _, k in numeric)
         zeros = [n for n, k in numeric if not _zeros_kept(student[k], reference[k])]
@@ -306,8 +344,8 @@ def _contract_problems(case: str, wrong: list[str], student: dict[str, np.ndarra
     problems = []
     for key in wrong:
         name = key.partition(".")[2]
-        ours, theirs = reference[key].tolist(), student.get(key)
-        theirs = theirs.tolist() if theirs is not None and theirs.shape == reference[key].shape else None
+        ours, theirs = reference[key].ravel().tolist(), student.get(key)
+        theirs = theirs.ravel().tolist() if _alike(theirs, reference[key]) else None
         if name == "validation" and theirs is not None:
             calls = reference[f"{case}.calls"].tolist()
             lines = [f"{call} should give {should}, gave {_clip(str(gave))}"
@@ -319,5 +357,6 @@ def _contract_problems(case: str, wrong: list[str], student: dict[str, np.ndarra
             more = f" and {len(lines) - 3} more" if len(lines) > 3 else ""
             problems.append(f"{name}: " + ", ".join(lines[:3]) + more)
         else:
-            problems.append(f"{name} should be {_clip(str(ours))}, got {_clip(str(student.get(key)))}")
+            should, got = reference[key].tolist(), student.get(key)
+            problems.append(f"{name} should be {_clip(str(should))}, got {_clip(str(got))}")
     return problems

@@ -28,9 +28,13 @@ class TestsVerdict(str, enum.Enum):
     ERROR = "error"  # the tests could not be run at all (collection error, crash of the runner)
 
 
-# C0 and C1 controls but newline and tab, DEL, lone surrogates, and the bidirectional controls
-# that make a terminal or a browser show text in another order than it is written.
-_UNPRINTABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+# C0 and C1 controls but newline and tab, DEL, lone surrogates, the noncharacters U+FFFE and
+# U+FFFF (with the controls and surrogates, every character XML 1.0 forbids: a JUnit file holding
+# one is not XML), and the bidirectional controls that make a terminal or a browser show text in
+# another order than it is written.
+_UNPRINTABLE = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]"
+)
 
 
 def printable(text: str) -> str:

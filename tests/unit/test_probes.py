@@ -139,7 +139,7 @@ def test_nan_and_wrong_shapes_are_named(payload):
     student["case0.context"] = np.full_like(reference["case0.context"], np.nan)
     student["case1.weights"] = reference["case1.weights"][:, :-1]
     verdict = probes.judge(student, reference, dict)
-    assert verdict.disagreements == ("dot: NaN or inf in: context", "general: wrong shape or missing: weights")
+    assert verdict.disagreements == ("dot: NaN or inf in: context", "general: wrong dtype or shape, or missing: weights")
 
 
 def test_answers_are_read_without_pickle():
@@ -320,6 +320,10 @@ MALFORMED = {
     "quoting": (_quoting(), "the members declare [0-9]+ bytes, more than the [0-9]+ of the answer"),
     "long-name": (_stored(("x" * 60_000, b"")),
                   r"^members that are no case's array: x{166}\.\.\. \(59834 more characters\)$"),
+    "beyond-unicode": (_stored(("case0.error.npy", _npy("<U1", (), np.array(0x110000, "<u4").tobytes()))),
+                       r"^case0.error.npy: text holding U\+110000, which is no Unicode scalar value, is refused$"),
+    "surrogate": (_stored(("case0.calls.npy", _npy(">U2", (1,), np.array([0x61, 0xDFFF], ">u4").tobytes()))),
+                  r"case0.calls.npy: text holding U\+DFFF"),
 }
 
 
@@ -327,6 +331,40 @@ MALFORMED = {
 def test_a_malformed_answer_is_unreadable_not_a_crash(answer, message):
     with pytest.raises(ValueError, match=message):
         probes.read_answer(answer)
+
+
+@pytest.mark.parametrize("descr", ["<U2", ">U2"])
+def test_text_is_checked_in_the_byte_order_its_header_declares(descr):
+    """A big-endian "\u00d8" read as little-endian would be 0xD8000000, no Unicode scalar value."""
+    answer = _stored(("case0.kind.npy", _npy(descr, (1,), np.array(["\u00d8k"], descr).tobytes())))
+    assert probes.read_answer(answer)["case0.kind"].tolist() == ["\u00d8k"]
+
+
+def test_values_of_another_kind_than_the_reference_are_named_not_a_crash(payload):
+    """read_answer lets through any bools, numbers or text: numbers (0-d ones too) where the
+    reference has text, or text where it has numbers, are disagreements like any other, and 0-d
+    text is compared as a whole, not character by character."""
+    reference = probes.outputs_of(REFERENCE, payload)
+    contract = f"case{len(LABELS)}"
+    student = {**reference, "case0.kind": np.array(5), "case1.context": reference["case1.context"].astype(str),
+               "case2.score": np.array("dox"), f"{contract}.kind": np.array(5)}
+    assert probes.judge(student, reference, dict).disagreements == (
+        "dot: wrong dtype or shape, or missing: kind", "general: wrong dtype or shape, or missing: context",
+        "concat: score: dox (should be concat)", "contract: kind should be contract, got 5")
+
+
+def test_a_description_that_raises_is_the_case_s_disagreement(payload, monkeypatch):
+    """The last line of defence: should an answer still make describing a case raise, that case
+    is named as not comparable, and the grade goes on to a report."""
+    reference = probes.outputs_of(REFERENCE, payload)
+    student = {**reference, "case0.context": reference["case0.context"] + 1}
+
+    def unforeseen(*args):
+        raise RuntimeError("unforeseen")
+
+    monkeypatch.setattr(probes, "_numbers_problems", unforeseen)
+    assert probes.judge(student, reference, dict).disagreements == (
+        "dot: the answer could not be compared: RuntimeError: unforeseen",)
 
 
 def test_student_text_is_clipped_wherever_a_disagreement_quotes_it(payload):

@@ -113,9 +113,10 @@ def test_text_report_shows_brackets_and_markup_as_written():
 
 
 # What a hostile luong.py or test can put in a message: a screen clear and a forged verdict, a NUL,
-# a carriage return that overwrites the line, a lone surrogate, a right-to-left override.
-UNPRINTABLE = "\x1b[2J\x1b[HChapter L4.3: PASS\x00\rok\ud800\u202e"
-SHOWN = "\\x1b[2J\\x1b[HChapter L4.3: PASS\\x00\\rok\\ud800\\u202e"
+# a carriage return that overwrites the line, a lone surrogate, a right-to-left override, and the
+# noncharacters U+FFFE and U+FFFF (which XML forbids like the controls).
+UNPRINTABLE = "\x1b[2J\x1b[HChapter L4.3: PASS\x00\rok\ud800\u202e\ufffe\uffff"
+SHOWN = "\\x1b[2J\\x1b[HChapter L4.3: PASS\\x00\\rok\\ud800\\u202e\\ufffe\\uffff"
 
 
 def report_with_unprintable_text() -> Report:
@@ -143,11 +144,11 @@ def test_unprintable_text_is_spelled_out_when_a_report_is_built():
 
 @pytest.mark.parametrize("name", sorted(RENDERERS))
 def test_no_format_writes_unprintable_text(name):
-    """Escape sequences would reach the reader's terminal, control characters make a JUnit file
-    invalid XML, and a lone surrogate cannot be written as UTF-8 at all."""
+    """Escape sequences would reach the reader's terminal, control characters and U+FFFE/U+FFFF
+    make a JUnit file invalid XML, and a lone surrogate cannot be written as UTF-8 at all."""
     written = RENDERERS[name](report_with_unprintable_text())
     written.encode("utf-8")
-    assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202e]", written)
+    assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202e\ufffe\uffff]", written)
     if name == "junit":
         ElementTree.fromstring(written.encode("utf-8"))
 
