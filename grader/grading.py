@@ -13,7 +13,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -35,7 +35,7 @@ from grader.report.model import (
     Verdict,
 )
 from grader.runner.compiled import compiled_modules
-from grader.runner.driver import WarmRunner
+from grader.runner.driver import WarmRunner, timeout_from_reference
 from grader.runner.results import REFERENCE, REFERENCE_AGAIN, Outcome, RunnerError, SuitePass
 from grader.sandbox import SandboxUnavailable, get_backend
 from grader.settings import Settings, SettingsError
@@ -144,13 +144,15 @@ def _grade(chapter: Chapter, catalogue: Catalogue, submission: Submission, backe
         timing["startup"] = _since(started)
         fast = runners.fast
         compiled = None if fast is None else _compiled_catalogue(catalogue, fast)
+        reference_timed: Future[float] = Future()
         mutation = None if fast is None else background.submit(_timed, timing, "mutation", _mutation_pass, fast,
-                                                                catalogue, compiled)
+                                                                catalogue, compiled, reference_timed.set_result)
         implementation = _grade_implementation(runners.clean, chapter, catalogue, submission, settings, timing)
         tests = None
         if mutation is not None:
+            budget = _alone_timeout(reference_timed, mutation, fast)
             alone = _timed(timing, "alone", _alone_pass, runners.clean, catalogue, alone_sample(catalogue, settings),
-                           compiled)
+                           compiled, budget)
             suite = mutation.result()
             alone = _timed(timing, "settle", _settle_timeouts, runners.clean, catalogue, suite, alone, compiled)
             tests = _grade_tests(suite, alone, chapter, catalogue, frozenset(fast.collected))
@@ -251,13 +253,15 @@ def _compiled_catalogue(catalogue: Catalogue, runner: WarmRunner) -> dict[bytes,
     return compiled_modules(sources, runner.module_file())
 
 
-def _mutation_pass(runner: WarmRunner, catalogue: Catalogue, compiled: dict[bytes, bytes]) -> SuitePass:
+def _mutation_pass(runner: WarmRunner, catalogue: Catalogue, compiled: dict[bytes, bytes],
+                   reference_timed: Callable[[float], None]) -> SuitePass:
     """Every mutant through the fast runner, with the forced failure that checks the machinery."""
     suite = runner.mutation_pass(
         reference=catalogue.reference,
         variants=_variants(catalogue),
         mutants={FORCED_FAILURE: FORCED_FAILURE_SOURCE, **{m.id: m.source for m in catalogue.mutants}},
         compiled=compiled,
+        reference_timed=reference_timed,
     )
     forced = suite.runs.get(FORCED_FAILURE)
     if forced is not None and not forced.killed:
@@ -277,13 +281,30 @@ def alone_sample(catalogue: Catalogue, settings: Settings) -> set[str]:
     return {m.id for m in catalogue.mutants if m.pitfall} | set(sample)
 
 
-def _alone_pass(runner: WarmRunner, catalogue: Catalogue, mutant_ids: set[str],
-                compiled: dict[bytes, bytes], *, variants: bool = True) -> SuitePass:
-    """The correct implementations (unless not ``variants``) and the mutants ``mutant_ids``, each
-    run alone: a kill the fast pass reports must happen here too."""
-    return runner.mutation_pass(reference=catalogue.reference, variants=_variants(catalogue) if variants else {},
-                                mutants={m.id: m.source for m in catalogue.mutants if m.id in mutant_ids},
-                                compiled=compiled)
+def _alone_timeout(reference_timed: Future[float], mutation: Future[SuitePass], fast: WarmRunner) -> float:
+    """The runs alone's per-run budget: the fast pass's, from its first reference run, with room
+    for the collection each run alone does itself (as long again as the fast zygote's start-up).
+
+    Not from a timing run of their own: that would be the reference, first, and runs of one
+    sandbox can still pass a few bits on (the pid counter, timing), enough for a test to hold
+    every later run to the first it met. Alone, the reference comes at a place nobody can foresee.
+    """
+    wait([reference_timed, mutation], return_when=FIRST_COMPLETED)
+    if not reference_timed.done():
+        mutation.result()  # the pass failed before its first run ended: its error ends the grade
+        raise RunnerError("the mutation pass ended without timing its reference run")
+    return timeout_from_reference(reference_timed.result() + fast.startup_seconds)
+
+
+def _alone_pass(runner: WarmRunner, catalogue: Catalogue, mutant_ids: set[str], compiled: dict[bytes, bytes],
+                timeout: float, *, correct: bool = True) -> SuitePass:
+    """The correct implementations (unless not ``correct``) and the mutants ``mutant_ids``, each
+    run alone, all in one unforeseeable order: a kill the fast pass reports must happen here too."""
+    implementations = {REFERENCE: catalogue.reference, **_variants(catalogue)} if correct else {}
+    mutants = {m.id: m.source for m in catalogue.mutants if m.id in mutant_ids}
+    runs = runner.suite_runs([*implementations.items(), *mutants.items()], timeout=timeout, compiled=compiled)
+    return SuitePass(timeout=timeout, runs=runs, variants=tuple(_variants(catalogue)) if correct else (),
+                     mutants=tuple(mutants))
 
 
 def _settle_timeouts(runner: WarmRunner, catalogue: Catalogue, suite: SuitePass, alone: SuitePass,
@@ -293,9 +314,8 @@ def _settle_timeouts(runner: WarmRunner, catalogue: Catalogue, suite: SuitePass,
     timed_out = {m for m in suite.mutants if suite.runs[m].outcome is Outcome.TIMEOUT and m not in alone.runs}
     if not timed_out:
         return alone
-    more = _alone_pass(runner, catalogue, timed_out, compiled, variants=False)
-    settled = {m: more.runs[m] for m in more.mutants if m in more.runs}
-    return replace(alone, runs={**alone.runs, **settled}, mutants=alone.mutants + tuple(settled))
+    more = _alone_pass(runner, catalogue, timed_out, compiled, alone.timeout, correct=False)
+    return replace(alone, runs={**alone.runs, **more.runs}, mutants=alone.mutants + more.mutants)
 
 
 def _variants(catalogue: Catalogue) -> dict[str, bytes]:

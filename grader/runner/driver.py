@@ -19,7 +19,7 @@ from __future__ import annotations
 import random
 import time
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path, PurePosixPath
 
 from grader.chapter import Chapter
@@ -67,10 +67,11 @@ class WarmRunner:
         self.collection_errors: tuple[str, ...] = ()
         self.landlock_abi = 0
         self.magic = ""  # the sandbox Python's bytecode version (hex)
+        self.startup_seconds = 0.0  # launch to ready: imports, and collection when ``collect``
         self._process: SandboxedProcess | None = None
         self._channel: Channel | None = None
         self._tokens = 0
-        self._ready_by = 0.0
+        self._ready_by = self._launched = 0.0
         self._kills: Counter[str] = Counter()
 
     # -- lifecycle -------------------------------------------------------------------------
@@ -117,12 +118,14 @@ class WarmRunner:
         self._process = self.backend.spawn([self.backend.python, f"{RUNNER_TARGET}/zygote.py"],
                                            mounts=self.mounts(), limits=self.limits, env=THREAD_ENV)
         self._channel = Channel(self._process, shows_sandbox=not self.collect)
+        self._launched = time.monotonic()
         self._ready_by = time.monotonic() + min(STARTUP_SECONDS, self.limits.wall_seconds)
         self._channel.send(self._config(), [], deadline=self._ready_by)
 
     def await_ready(self) -> None:
         """Wait until the launched zygote has imported everything (and collected the tests)."""
         ready, _ = self._live_channel().receive(READY, deadline=self._ready_by)
+        self.startup_seconds = time.monotonic() - self._launched
         self.collected = tuple(ready["collected"])
         self.collection_errors = tuple(ready["collection_errors"])
         self.landlock_abi = ready["landlock_abi"]
@@ -227,7 +230,11 @@ class WarmRunner:
                     for run_id in ids}
         kind = "suite" if self.collect else "alone"
         queue = list(runs)
-        random.Random(f"{self.seed}:{self._tokens}").shuffle(queue)
+        # Runs alone in an order nobody can foresee: runs of one sandbox can still pass a few bits
+        # on (the pid counter, timing), so a test that could tell which run alone comes first
+        # could hold the others to it. The fast pass's order is the submission's, so a regrade
+        # reports the same killing tests.
+        (random.Random(f"{self.seed}:{self._tokens}") if self.collect else random.SystemRandom()).shuffle(queue)
         if last is not None:
             queue.insert(0, last)  # the queue is sent from its end
         window = PIPELINE_DEPTH * self.workers
@@ -277,12 +284,14 @@ class WarmRunner:
                         answer["test_cpu_seconds"], answer["cpu_seconds"], answer["page_faults"])
 
     def mutation_pass(self, *, reference: bytes, variants: Mapping[str, bytes], mutants: Mapping[str, bytes],
-                      stop_early: bool = True, compiled: Mapping[bytes, bytes] | None = None) -> SuitePass:
+                      stop_early: bool = True, compiled: Mapping[bytes, bytes] | None = None,
+                      reference_timed: Callable[[float], None] | None = None) -> SuitePass:
         """Reference first (it sets the timeout), then variants and mutants shuffled, then the reference
         again (only where runs share a collecting zygote: alone, a run cannot depend on another).
         Every module here is the grader's own, so each is sent compiled (see compiled.py): from
         ``compiled`` when given (a caller running several passes over one catalogue compiles it
-        once), else compiled here."""
+        once), else compiled here. ``reference_timed`` hears how long the first reference run
+        took, as soon as it is known (grading derives the runs alone's budget from it)."""
         reserved = {REFERENCE, REFERENCE_AGAIN} & (set(variants) | set(mutants))
         if reserved or set(variants) & set(mutants):
             raise ValueError(f"variant and mutant ids must be distinct and not {sorted(reserved)}")
@@ -292,11 +301,14 @@ class WarmRunner:
             compiled = compiled_modules([reference, *variants.values(), *mutants.values()], self.module_file())
         began = time.monotonic()
         first = self.suite_runs([(REFERENCE, reference)], timeout=FIRST_RUN_SECONDS, compiled=compiled)[REFERENCE]
-        if first.killed:  # invalid already: no kill could count, and no timeout can be derived
-            return SuitePass(timeout=FIRST_RUN_SECONDS, runs={REFERENCE: first}, variants=(), mutants=())
         # Timed here, not by the zygote's answer: a zygote that collected the student's tests says
         # what their conftest wants it to.
-        timeout = timeout_from_reference(time.monotonic() - began)
+        first_seconds = time.monotonic() - began
+        if reference_timed is not None:
+            reference_timed(first_seconds)
+        if first.killed:  # invalid already: no kill could count, and no timeout can be derived
+            return SuitePass(timeout=FIRST_RUN_SECONDS, runs={REFERENCE: first}, variants=(), mutants=())
+        timeout = timeout_from_reference(first_seconds)
         rest = self.suite_runs([*variants.items(), *mutants.items()], timeout=timeout, stop_early=stop_early,
                                last=(REFERENCE_AGAIN, reference) if self.collect else None, compiled=compiled)
         return SuitePass(timeout=timeout, runs={REFERENCE: first, **rest}, variants=tuple(variants),

@@ -180,3 +180,21 @@ def test_kernel_objects_that_outlive_a_run_are_refused(suite_folder, runner_for,
     """})
     run = runner_for(folder, workers=1).suite_runs([("ref", reference)], timeout=20.0)["ref"]
     assert run.outcome is Outcome.PASSED, run.message
+
+
+def test_runs_alone_go_in_an_order_nobody_can_foresee(suite_folder, runner_for, reference) -> None:
+    """Two sandboxes grading the same submission (same seed) run the same modules alone in
+    different orders: runs of one sandbox can pass a few bits on (the pid counter), so a test that
+    knew which run alone came first could hold every later run to it."""
+    folder = suite_folder({"test_order.py": """
+        import os
+        def test_says_its_pid():
+            assert False, f"pid={os.getpid()}"
+    """})
+
+    def order(runner) -> list[str]:
+        runs = runner.suite_runs([(f"m{i}", reference) for i in range(8)], timeout=10.0)
+        return sorted(runs, key=lambda run_id: int(runs[run_id].message.split("pid=")[1].split()[0]))
+
+    orders = [order(runner_for(folder, collect=False, workers=1, seed=7)) for _ in range(2)]
+    assert orders[0] != orders[1], orders
