@@ -177,6 +177,18 @@ def test_kernel_objects_that_outlive_a_run_are_refused(suite_folder, runner_for,
             resource.setrlimit(resource.RLIMIT_RSS, (1 << 40, resource.RLIM_INFINITY))
             os.nice(1)
             os.sched_setaffinity(0, os.sched_getaffinity(0))
+
+        def test_files_shared_with_the_other_sandbox_carry_no_locks_or_notices():
+            import fcntl, pytest, struct
+            with open(__file__, "rb") as shared:
+                for call in (lambda: fcntl.flock(shared, fcntl.LOCK_SH | fcntl.LOCK_NB),
+                             lambda: fcntl.lockf(shared, fcntl.LOCK_SH | fcntl.LOCK_NB),
+                             lambda: fcntl.fcntl(shared, 36, struct.pack("hhqqi", fcntl.F_RDLCK, 0, 0, 1, 0))):
+                    with pytest.raises(PermissionError):
+                        call()
+                assert fcntl.fcntl(shared, fcntl.F_GETFD) & fcntl.FD_CLOEXEC  # other commands work
+            ctypes.set_errno(0)
+            assert libc.inotify_init1(0) == -1 and ctypes.get_errno() == errno.EPERM
     """})
     run = runner_for(folder, workers=1).suite_runs([("ref", reference)], timeout=20.0)["ref"]
     assert run.outcome is Outcome.PASSED, run.message

@@ -57,20 +57,25 @@ class _SyscallTable:
     arch: int
     denied: tuple[int, ...]  # refused whatever their arguments
     self_only: dict[int, tuple[int, ...]]  # allowed only with these arguments 0 (this process)
+    fcntl: int  # refused with the commands in _FCNTL_DENIED
 
 
+# fcntl's lock, lease and directory-notice commands: F_GETLK, F_SETLK, F_SETLKW, F_OFD_GETLK,
+# F_OFD_SETLK, F_OFD_SETLKW, F_SETLEASE, F_GETLEASE, F_NOTIFY.
+_FCNTL_DENIED = (5, 6, 7, 36, 37, 38, 1024, 1025, 1026)
 # By the kernel's table for each machine. Denied: SysV shm/sem/msg, POSIX mq_*, add_key/
-# request_key/keyctl, ioprio_set. Self only: prlimit64 and sched_setparam/setscheduler/
-# setaffinity/setattr (pid), setpriority (which, who).
+# request_key/keyctl, ioprio_set, flock, inotify_init/init1/add_watch, fanotify_init,
+# io_uring_setup. Self only: prlimit64 and sched_setparam/setscheduler/setaffinity/setattr
+# (pid), setpriority (which, who).
 _SECCOMP_TABLES = {
     "x86_64": _SyscallTable(_AUDIT_ARCH_X86_64,
                             (29, 30, 31, 67, 64, 65, 66, 220, 68, 69, 70, 71, 240, 241, 242, 243, 244, 245, 248, 249, 250,
-                             251),
-                            {302: (0,), 142: (0,), 144: (0,), 203: (0,), 314: (0,), 141: (0, 1)}),
+                             251, 73, 253, 294, 254, 300, 425),
+                            {302: (0,), 142: (0,), 144: (0,), 203: (0,), 314: (0,), 141: (0, 1)}, fcntl=72),
     "aarch64": _SyscallTable(_AUDIT_ARCH_AARCH64,
                              (194, 195, 196, 197, 190, 191, 192, 193, 186, 187, 188, 189, 180, 181, 182, 183, 184, 185, 217,
-                              218, 219, 30),
-                             {261: (0,), 118: (0,), 119: (0,), 122: (0,), 274: (0,), 140: (0, 1)}),
+                              218, 219, 30, 32, 26, 27, 262, 425),
+                             {261: (0,), 118: (0,), 119: (0,), 122: (0,), 274: (0,), 140: (0, 1)}, fcntl=25),
 }
 
 
@@ -113,7 +118,11 @@ def deny_state_shared_between_runs() -> None:
     affinity are inherited by its children, and a child of the same user may set its parent's:
     a run that wrote into the zygote's soft limits (prlimit on its parent) was read back by every
     later run. So those are allowed on the calling process only; ioprio_set, which can reach every
-    process of the user, not at all. Without this, a suite could store the behaviour of the first
+    process of the user, not at all. File locks, leases and notices (flock, fcntl's lock
+    commands, inotify, fanotify, dnotify) are taken on an inode, and the sandboxes share their
+    read-only files: the fast zygote, which sees every module, spelled the reference out in lock
+    ranges on the student's own conftest, and the runs alone in the other sandbox read it back.
+    io_uring goes too: its operations do not pass through this filter. Without this, a suite could store the behaviour of the first
     implementation it meets (the reference) and hold every later one to it: a valid suite that
     kills mutants without one expectation of its own. Calls made through another ABI (i386, x32)
     are refused outright, so the numbers below cannot be dodged.
@@ -130,6 +139,12 @@ def deny_state_shared_between_runs() -> None:
         program.emit(_BPF_JEQ_K, number, true="deny")
     for number in table.self_only:
         program.emit(_BPF_JEQ_K, number, true=f"self {number}")
+    program.emit(_BPF_JEQ_K, table.fcntl, true="fcntl")
+    program.emit(_BPF_RET_K, _SECCOMP_RET_ALLOW)
+    program.label("fcntl")
+    program.emit(_BPF_LD_W_ABS, _SECCOMP_DATA_ARGS + 8)  # the command: an int, the low half of args[1]
+    for command in _FCNTL_DENIED:
+        program.emit(_BPF_JEQ_K, command, true="deny")
     program.emit(_BPF_RET_K, _SECCOMP_RET_ALLOW)
     for number, arguments in table.self_only.items():
         program.label(f"self {number}")
