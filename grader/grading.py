@@ -44,6 +44,7 @@ from grader.settings import Settings, SettingsError
 GRADING_ERRORS = (ManifestError, IntakeError, CatalogueError, SandboxUnavailable, RunnerError, SettingsError)
 MAX_MESSAGE_CHARS = 500
 ALONE = " (run alone)"  # how the validity runs of the clean runner are labelled
+AGAIN = ", again"  # the correct implementations' runs alone among the fast pass's timeouts
 T = TypeVar("T")
 # The machinery checks itself on every grade (mutmut's forced-fail run): a module that cannot be
 # imported must come out killed, or no outcome of the pass means anything.
@@ -115,10 +116,14 @@ def sandboxed_runners(chapter: Chapter, submission: Submission, backend_name: st
     backend = get_backend(backend_name)
     backend.check()
     with tempfile.TemporaryDirectory(prefix="grader-submission-") as scratch, ExitStack() as stack:
-        tests_dir = _materialise_tests(submission, Path(scratch))
-        runners = [WarmRunner(chapter=chapter, backend=backend, student_tests=tests_dir, limits=settings.limits(),
+        Path(scratch).chmod(0o755)
+        # A copy of the tests for each sandbox: what one does to a file it shares with the other
+        # (a lock, a notice) could carry what the fast zygote saw to the runs alone.
+        collecting = (False, True) if submission.tests is not None else (False,)
+        runners = [WarmRunner(chapter=chapter, backend=backend, limits=settings.limits(),
+                              student_tests=_materialise_tests(submission, Path(scratch) / f"collect-{collect}"),
                               workers=settings.workers if collect else 1, seed=submission.seed, collect=collect)
-                   for collect in ((False, True) if tests_dir is not None else (False,))]
+                   for collect in collecting]
         for runner in runners:
             stack.callback(runner.close)
             runner.launch()
@@ -151,8 +156,8 @@ def _grade(chapter: Chapter, catalogue: Catalogue, submission: Submission, backe
         tests = None
         if mutation is not None:
             budget = _alone_timeout(reference_timed, mutation, fast)
-            alone = _timed(timing, "alone", _alone_pass, runners.clean, catalogue, alone_sample(catalogue, settings),
-                           compiled, budget)
+            alone = _timed(timing, "alone", _alone_pass, runners.clean, catalogue, _correct(catalogue),
+                           alone_sample(catalogue, settings), compiled, budget)
             suite = mutation.result()
             alone = _timed(timing, "settle", _settle_timeouts, runners.clean, catalogue, suite, alone, compiled)
             tests = _grade_tests(suite, alone, chapter, catalogue, frozenset(fast.collected))
@@ -170,19 +175,18 @@ def _grade(chapter: Chapter, catalogue: Catalogue, submission: Submission, backe
     )
 
 
-def _materialise_tests(submission: Submission, scratch: Path) -> Path | None:
-    """Write the student's tests where the sandbox can mount them read-only (world-readable)."""
+def _materialise_tests(submission: Submission, folder: Path) -> Path | None:
+    """Write the student's tests where a sandbox can mount them read-only (world-readable)."""
     if submission.tests is None:
         return None
-    scratch.chmod(0o755)
-    root = scratch / "tests"
+    root = folder / "tests"
     for name, data in submission.tests:
         path = root / name
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o755)
         path.write_bytes(data)
         path.chmod(0o644)
-    for folder in [root, *(p for p in root.rglob("*") if p.is_dir())]:
-        folder.chmod(0o755)
+    for directory in [folder, root, *(p for p in root.rglob("*") if p.is_dir())]:
+        directory.chmod(0o755)
     return root
 
 
@@ -296,26 +300,34 @@ def _alone_timeout(reference_timed: Future[float], mutation: Future[SuitePass], 
     return timeout_from_reference(reference_timed.result() + fast.startup_seconds)
 
 
-def _alone_pass(runner: WarmRunner, catalogue: Catalogue, mutant_ids: set[str], compiled: dict[bytes, bytes],
-                timeout: float, *, correct: bool = True) -> SuitePass:
-    """The correct implementations (unless not ``correct``) and the mutants ``mutant_ids``, each
-    run alone, all in one unforeseeable order: a kill the fast pass reports must happen here too."""
-    implementations = {REFERENCE: catalogue.reference, **_variants(catalogue)} if correct else {}
+def _alone_pass(runner: WarmRunner, catalogue: Catalogue, correct: dict[str, bytes], mutant_ids: set[str],
+                compiled: dict[bytes, bytes], timeout: float) -> SuitePass:
+    """The ``correct`` implementations and the mutants ``mutant_ids``, each run alone, all in one
+    unforeseeable order: a kill the fast pass reports must happen here too."""
     mutants = {m.id: m.source for m in catalogue.mutants if m.id in mutant_ids}
-    runs = runner.suite_runs([*implementations.items(), *mutants.items()], timeout=timeout, compiled=compiled)
-    return SuitePass(timeout=timeout, runs=runs, variants=tuple(_variants(catalogue)) if correct else (),
+    runs = runner.suite_runs([*correct.items(), *mutants.items()], timeout=timeout, compiled=compiled)
+    return SuitePass(timeout=timeout, runs=runs, variants=tuple(run_id for run_id in correct if run_id != REFERENCE),
                      mutants=tuple(mutants))
 
 
 def _settle_timeouts(runner: WarmRunner, catalogue: Catalogue, suite: SuitePass, alone: SuitePass,
                      compiled: dict[bytes, bytes]) -> SuitePass:
     """``alone`` with a run alone of every mutant that timed out in the fast pass and had none:
-    such a timeout counts only as that run comes out (scoring.settle_timeouts)."""
+    such a timeout counts only as that run comes out (scoring.settle_timeouts). The correct
+    implementations run again among them: a run that could tell it came after the first runs
+    alone (by the pid counter, by the clock) would otherwise know it holds a mutant."""
     timed_out = {m for m in suite.mutants if suite.runs[m].outcome is Outcome.TIMEOUT and m not in alone.runs}
     if not timed_out:
         return alone
-    more = _alone_pass(runner, catalogue, timed_out, compiled, alone.timeout, correct=False)
-    return replace(alone, runs={**alone.runs, **more.runs}, mutants=alone.mutants + more.mutants)
+    more = _alone_pass(runner, catalogue, _correct(catalogue, AGAIN), timed_out, compiled, alone.timeout)
+    return replace(alone, runs={**alone.runs, **more.runs}, variants=alone.variants + more.variants,
+                   mutants=alone.mutants + more.mutants)
+
+
+def _correct(catalogue: Catalogue, suffix: str = "") -> dict[str, bytes]:
+    """The reference and every variant, by run id."""
+    return {f"{run_id}{suffix}": source for run_id, source in {REFERENCE: catalogue.reference,
+                                                                **_variants(catalogue)}.items()}
 
 
 def _variants(catalogue: Catalogue) -> dict[str, bytes]:

@@ -82,6 +82,10 @@ def test_a_timeout_among_the_others_counts_only_as_its_run_alone(grade_hostile, 
     assert_contained(graded)
     tests = graded.report["tests"]
     assert (tests["verdict"], tests["killed"]) == ("fail", 0), tests["invalid_reason"]
+    # the correct implementations ran again among the timed-out mutants, so that a late run alone
+    # cannot tell it holds a mutant
+    assert {"reference, again (run alone)", "variant 1, again (run alone)"} <= {
+        run["implementation"] for run in tests["validity"] if run["outcome"] == "passed"}
 
 
 @pytest.mark.parametrize("backend_name", ["bwrap", pytest.param("docker", marks=pytest.mark.docker)])
