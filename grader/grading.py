@@ -13,7 +13,6 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -35,7 +34,7 @@ from grader.report.model import (
     Verdict,
 )
 from grader.runner.compiled import compiled_modules
-from grader.runner.driver import WarmRunner, timeout_from_reference
+from grader.runner.driver import WarmRunner
 from grader.runner.results import REFERENCE, REFERENCE_AGAIN, Outcome, RunnerError, SuitePass
 from grader.sandbox import SandboxUnavailable, get_backend
 from grader.settings import Settings, SettingsError
@@ -97,7 +96,11 @@ class Runners:
     course tests, the probes and the suite on a few implementations *alone* (each child collects
     the suite itself). ``fast`` collects the suite once and forks every mutant's run from there: the
     mutation pass. Everything in ``fast``'s sandbox is the student's to tamper with once their
-    conftest has run, so its kills count only if the runs alone agree (see _grade_tests)."""
+    conftest has run, so its kills count only if the runs alone agree (see _grade_tests). And it
+    sees every module sent there, the reference first: the two sandboxes share a kernel (a per-user
+    count of pipe pages carried a digest of the reference from one to the other), so ``clean``
+    has run everything it reports on before the first module reaches ``fast``, and settles the
+    timeouts only once ``fast`` is closed."""
 
     clean: WarmRunner
     fast: WarmRunner | None  # None when no tests were submitted
@@ -143,22 +146,20 @@ def _read(chapter: Chapter, request: GradeRequest) -> Submission:
 def _grade(chapter: Chapter, catalogue: Catalogue, submission: Submission, backend_name: str,
            settings: Settings, started: float) -> Report:
     timing: dict[str, float] = {}
-    # The runners close before the background pass is joined, so an error here stops it at once.
-    with ThreadPoolExecutor(max_workers=1) as background, \
-            sandboxed_runners(chapter, submission, backend_name, settings) as runners:
+    with sandboxed_runners(chapter, submission, backend_name, settings) as runners:
         timing["startup"] = _since(started)
-        fast = runners.fast
-        compiled = None if fast is None else _compiled_catalogue(catalogue, fast)
-        reference_timed: Future[float] = Future()
-        mutation = None if fast is None else background.submit(_timed, timing, "mutation", _mutation_pass, fast,
-                                                                catalogue, compiled, reference_timed.set_result)
+        # Everything the clean sandbox runs before the timeouts are settled is done before the first
+        # module reaches the fast one (see Runners): only then does the student's code there know
+        # anything worth passing on, through whatever the two sandboxes still share.
         implementation = _grade_implementation(runners.clean, chapter, catalogue, submission, settings, timing)
         tests = None
-        if mutation is not None:
-            budget = _alone_timeout(reference_timed, mutation, fast)
+        fast = runners.fast
+        if fast is not None:
+            compiled = _compiled_catalogue(catalogue, fast)
             alone = _timed(timing, "alone", _alone_pass, runners.clean, catalogue, _correct(catalogue),
-                           alone_sample(catalogue, settings), compiled, budget)
-            suite = mutation.result()
+                           alone_sample(catalogue, settings), compiled, settings.alone_timeout)
+            suite = _timed(timing, "mutation", _mutation_pass, fast, catalogue, compiled)
+            fast.close()  # and nothing of it is alive while the timeouts are settled
             alone = _timed(timing, "settle", _settle_timeouts, runners.clean, catalogue, suite, alone, compiled)
             tests = _grade_tests(suite, alone, chapter, catalogue, frozenset(fast.collected))
     timing["total"] = _since(started)
@@ -257,15 +258,13 @@ def _compiled_catalogue(catalogue: Catalogue, runner: WarmRunner) -> dict[bytes,
     return compiled_modules(sources, runner.module_file())
 
 
-def _mutation_pass(runner: WarmRunner, catalogue: Catalogue, compiled: dict[bytes, bytes],
-                   reference_timed: Callable[[float], None]) -> SuitePass:
+def _mutation_pass(runner: WarmRunner, catalogue: Catalogue, compiled: dict[bytes, bytes]) -> SuitePass:
     """Every mutant through the fast runner, with the forced failure that checks the machinery."""
     suite = runner.mutation_pass(
         reference=catalogue.reference,
         variants=_variants(catalogue),
         mutants={FORCED_FAILURE: FORCED_FAILURE_SOURCE, **{m.id: m.source for m in catalogue.mutants}},
         compiled=compiled,
-        reference_timed=reference_timed,
     )
     forced = suite.runs.get(FORCED_FAILURE)
     if forced is not None and not forced.killed:
@@ -283,21 +282,6 @@ def alone_sample(catalogue: Catalogue, settings: Settings) -> set[str]:
     pool = [m.id for m in catalogue.mutants if not m.pitfall]
     sample = random.SystemRandom().sample(pool, min(settings.alone_sample, len(pool)))
     return {m.id for m in catalogue.mutants if m.pitfall} | set(sample)
-
-
-def _alone_timeout(reference_timed: Future[float], mutation: Future[SuitePass], fast: WarmRunner) -> float:
-    """The runs alone's per-run budget: the fast pass's, from its first reference run, with room
-    for the collection each run alone does itself (as long again as the fast zygote's start-up).
-
-    Not from a timing run of their own: that would be the reference, first, and runs of one
-    sandbox can still pass a few bits on (the pid counter, timing), enough for a test to hold
-    every later run to the first it met. Alone, the reference comes at a place nobody can foresee.
-    """
-    wait([reference_timed, mutation], return_when=FIRST_COMPLETED)
-    if not reference_timed.done():
-        mutation.result()  # the pass failed before its first run ended: its error ends the grade
-        raise RunnerError("the mutation pass ended without timing its reference run")
-    return timeout_from_reference(reference_timed.result() + fast.startup_seconds)
 
 
 def _alone_pass(runner: WarmRunner, catalogue: Catalogue, correct: dict[str, bytes], mutant_ids: set[str],

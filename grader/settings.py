@@ -31,6 +31,7 @@ class Settings:
     course_budget: float = 30.0  # every attempt together: a hanging test is skipped and the rest rerun
     probe_timeout: float = 10.0  # the trusted probes' run of the implementation
     alone_sample: int = 12  # pool mutants (beside every pitfall) whose fast-pass kill is checked by a run alone
+    alone_timeout: float = 10.0  # one run alone, collection included (an honest suite's takes well under a second)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] = os.environ) -> Settings:

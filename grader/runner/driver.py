@@ -19,7 +19,7 @@ from __future__ import annotations
 import random
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
 
 from grader.chapter import Chapter
@@ -67,11 +67,10 @@ class WarmRunner:
         self.collection_errors: tuple[str, ...] = ()
         self.landlock_abi = 0
         self.magic = ""  # the sandbox Python's bytecode version (hex)
-        self.startup_seconds = 0.0  # launch to ready: imports, and collection when ``collect``
         self._process: SandboxedProcess | None = None
         self._channel: Channel | None = None
         self._tokens = 0
-        self._ready_by = self._launched = 0.0
+        self._ready_by = 0.0
         self._kills: Counter[str] = Counter()
 
     # -- lifecycle -------------------------------------------------------------------------
@@ -118,14 +117,12 @@ class WarmRunner:
         self._process = self.backend.spawn([self.backend.python, f"{RUNNER_TARGET}/zygote.py"],
                                            mounts=self.mounts(), limits=self.limits, env=THREAD_ENV)
         self._channel = Channel(self._process, shows_sandbox=not self.collect)
-        self._launched = time.monotonic()
         self._ready_by = time.monotonic() + min(STARTUP_SECONDS, self.limits.wall_seconds)
         self._channel.send(self._config(), [], deadline=self._ready_by)
 
     def await_ready(self) -> None:
         """Wait until the launched zygote has imported everything (and collected the tests)."""
         ready, _ = self._live_channel().receive(READY, deadline=self._ready_by)
-        self.startup_seconds = time.monotonic() - self._launched
         self.collected = tuple(ready["collected"])
         self.collection_errors = tuple(ready["collection_errors"])
         self.landlock_abi = ready["landlock_abi"]
@@ -284,14 +281,12 @@ class WarmRunner:
                         answer["test_cpu_seconds"], answer["cpu_seconds"], answer["page_faults"])
 
     def mutation_pass(self, *, reference: bytes, variants: Mapping[str, bytes], mutants: Mapping[str, bytes],
-                      stop_early: bool = True, compiled: Mapping[bytes, bytes] | None = None,
-                      reference_timed: Callable[[float], None] | None = None) -> SuitePass:
+                      stop_early: bool = True, compiled: Mapping[bytes, bytes] | None = None) -> SuitePass:
         """Reference first (it sets the timeout), then variants and mutants shuffled, then the reference
         again (only where runs share a collecting zygote: alone, a run cannot depend on another).
         Every module here is the grader's own, so each is sent compiled (see compiled.py): from
         ``compiled`` when given (a caller running several passes over one catalogue compiles it
-        once), else compiled here. ``reference_timed`` hears how long the first reference run
-        took, as soon as it is known (grading derives the runs alone's budget from it)."""
+        once), else compiled here."""
         reserved = {REFERENCE, REFERENCE_AGAIN} & (set(variants) | set(mutants))
         if reserved or set(variants) & set(mutants):
             raise ValueError(f"variant and mutant ids must be distinct and not {sorted(reserved)}")
@@ -304,8 +299,6 @@ class WarmRunner:
         # Timed here, not by the zygote's answer: a zygote that collected the student's tests says
         # what their conftest wants it to.
         first_seconds = time.monotonic() - began
-        if reference_timed is not None:
-            reference_timed(first_seconds)
         if first.killed:  # invalid already: no kill could count, and no timeout can be derived
             return SuitePass(timeout=FIRST_RUN_SECONDS, runs={REFERENCE: first}, variants=(), mutants=())
         timeout = timeout_from_reference(first_seconds)

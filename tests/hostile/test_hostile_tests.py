@@ -14,7 +14,7 @@ from hostile_helpers import CORRECT_IMPL, WRONG_IMPL, assert_contained, hostile_
 QUICK = ["exit_in_test", "exit_at_collection", "fs_hunt", "read_source", "remember_first", "kill_zygote",
          "memory_hog", "spy_on_runner", "leak_through_ids", "leak_by_renaming",
          "remember_via_kernel", "leak_through_stderr", "forge_run_time", "remember_via_limits"]
-SLOW = ["loop_in_test", "fork_storm", "output_flood"]  # they run into the course-test or sandbox wall clock
+SLOW = ["loop_in_test", "fork_storm", "output_flood", "pipe_count_channel"]  # they run into the course-test or sandbox wall clock
 DOCKER_TOO = {"exit_in_test", "fs_hunt", "read_source", "fork_storm", "remember_first", "remember_via_kernel"}
 
 
