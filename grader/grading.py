@@ -32,6 +32,7 @@ from grader.report.model import (
     Tests,
     ValidityRun,
     Verdict,
+    clipped,
 )
 from grader.runner.compiled import compiled_modules
 from grader.runner.driver import WarmRunner
@@ -114,8 +115,7 @@ def sandboxed_runners(chapter: Chapter, submission: Submission, backend_name: st
     The clean runner runs one child at a time. Its runs alone are the trusted check of the fast
     pass, and runs in flight together in one sandbox can still reach each other (UDP on loopback;
     on kernels before Landlock ABI 6 also signals and abstract sockets, before ABI 4 TCP), so two
-    of them overlapping could compare what they see. It costs nothing measurable: the fast pass
-    keeps both cores busy meanwhile."""
+    of them overlapping could compare what they see."""
     backend = get_backend(backend_name)
     backend.check()
     with tempfile.TemporaryDirectory(prefix="grader-submission-") as scratch, ExitStack() as stack:
@@ -385,7 +385,7 @@ def _error_report(request: GradeRequest, exc: Exception, started: float) -> Repo
 
 
 def _clip(text: str) -> str:
-    return text if len(text) <= MAX_MESSAGE_CHARS else text[:MAX_MESSAGE_CHARS] + " [...]"
+    return clipped(text, MAX_MESSAGE_CHARS)
 
 
 def _timed(timing: dict[str, float], phase: str, work: Callable[..., T], *args: object) -> T:

@@ -21,6 +21,7 @@ from typing import IO
 
 import numpy as np
 
+from grader.report.model import clipped
 from grader.runner.inside import probe as probe_executor
 
 SCORES = ("dot", "general", "concat")
@@ -200,10 +201,8 @@ def _check_code_points(data: bytes, dtype: np.dtype) -> None:
         raise ValueError(f"text holding U+{int(bad[0]):04X}, which is no Unicode scalar value, is refused")
 
 
-def _clip(text: str, limit: int = MAX_QUOTED_CHARS) -> str:
-    """At most ``limit`` characters of student-derived text: the report quotes it, and a megabyte
-    of it would flood the report, the terminal and the JUnit file."""
-    return text if len(text) <= limit else text[:limit] + f"... ({len(text) - limit} more characters)"
+def _clip(text: str) -> str:
+    return clipped(text, MAX_QUOTED_CHARS)
 
 
 def judge(student: dict[str, np.ndarray], reference: dict[str, np.ndarray],

@@ -42,6 +42,13 @@ def printable(text: str) -> str:
     return _UNPRINTABLE.sub(lambda found: ascii(found.group())[1:-1], text)
 
 
+def clipped(text: str, limit: int) -> str:
+    """At most ``limit`` characters of ``text``, saying how many more there were. A report's free
+    text can come from the student's code, and a megabyte of it would flood the report, the
+    terminal and the JUnit file."""
+    return text if len(text) <= limit else text[:limit] + f"... ({len(text) - limit} more characters)"
+
+
 class PrintableText:
     """Makes every str field (and every str in a tuple field) printable when the object is built.
 

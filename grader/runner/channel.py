@@ -17,13 +17,14 @@ import jsonschema
 
 from grader.runner.inside.outcomes import Outcome
 from grader.runner.inside.protocol import LENGTH_BYTES, ProtocolError, decode_header, encode_frame, header_length
+from grader.runner.inside.records import MAX_SECONDS
 from grader.runner.results import RunnerError
 from grader.sandbox import SandboxedProcess
 
 MAX_ANSWER_BLOB_BYTES = 32 << 20
 
 _TEXT = {"type": "string", "maxLength": 4096}
-_SECONDS = {"type": "number", "minimum": 0, "maximum": 1e6}
+_SECONDS = {"type": "number", "minimum": 0, "maximum": MAX_SECONDS}
 _BLOBS = {"type": "array", "items": {"type": "integer", "minimum": 0}}
 READY_SCHEMA = {
     "type": "object",

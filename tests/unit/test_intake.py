@@ -180,29 +180,28 @@ def test_a_nested_link_is_named_by_its_path_from_the_tests_folder(impl, tmp_path
     assert refused(impl, tests) == "helpers/more/passwd.txt: symbolic links are not accepted"
 
 
+def deny(monkeypatch, method: str, name: str) -> None:
+    """Make ``Path.<method>`` fail with EACCES on the path called ``name``, as for a file or folder
+    the grader's user may not read (as root, chmod cannot show it)."""
+    real = getattr(Path, method)
+
+    def denied(path, *args, **kwargs):
+        if path.name == name:
+            raise PermissionError(13, "Permission denied")
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(Path, method, denied)
+
+
 def test_a_file_that_cannot_be_read_is_refused_by_name(impl, tmp_path, monkeypatch):
     tests = make_tests(tmp_path, {"test_a.py": GOOD_TEST, "data/table.csv": b"1,2\n"})
-    real = Path.read_bytes
-
-    def read_bytes(path):
-        if path.name == "table.csv":
-            raise PermissionError(13, "Permission denied")
-        return real(path)
-
-    monkeypatch.setattr(Path, "read_bytes", read_bytes)
+    deny(monkeypatch, "read_bytes", "table.csv")
     assert refused(impl, tests) == "data/table.csv: cannot be read (Permission denied)"
 
 
 def test_a_folder_that_cannot_be_listed_is_refused_by_name(impl, tmp_path, monkeypatch):
     tests = make_tests(tmp_path, {"test_a.py": GOOD_TEST, "private/notes.txt": b"x"})
-    real = Path.iterdir
-
-    def iterdir(path):
-        if path.name == "private":
-            raise PermissionError(13, "Permission denied")
-        return real(path)
-
-    monkeypatch.setattr(Path, "iterdir", iterdir)
+    deny(monkeypatch, "iterdir", "private")
     assert refused(impl, tests) == "private: cannot be listed (Permission denied)"
 
 

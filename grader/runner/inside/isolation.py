@@ -122,10 +122,11 @@ def deny_state_shared_between_runs() -> None:
     commands, inotify, fanotify, dnotify) are taken on an inode, and the sandboxes share their
     read-only files: the fast zygote, which sees every module, spelled the reference out in lock
     ranges on the student's own conftest, and the runs alone in the other sandbox read it back.
-    io_uring goes too: its operations do not pass through this filter. Without this, a suite could store the behaviour of the first
-    implementation it meets (the reference) and hold every later one to it: a valid suite that
-    kills mutants without one expectation of its own. Calls made through another ABI (i386, x32)
-    are refused outright, so the numbers below cannot be dodged.
+    io_uring goes too: its operations do not pass through this filter. Without this, a suite
+    could store the behaviour of the first implementation it meets (the reference) and hold every
+    later one to it: a valid suite that kills mutants without one expectation of its own. Calls
+    made through another ABI (i386, x32) are refused outright, so the numbers below cannot be
+    dodged.
     """
     table = _SECCOMP_TABLES[platform.machine()]
     deny = _SECCOMP_RET_ERRNO | errno.EPERM
