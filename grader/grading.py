@@ -21,6 +21,7 @@ from typing import TypeVar
 
 from grader import probes, scoring
 from grader.chapter import Chapter, ManifestError, load_chapter
+from grader.disguise import disguise_catalogue
 from grader.intake import IntakeError, Submission, read_course_repo, read_submission
 from grader.mutants import Catalogue, CatalogueError, load_catalogue
 from grader.report.model import (
@@ -34,7 +35,7 @@ from grader.report.model import (
     Verdict,
     clipped,
 )
-from grader.runner.compiled import compiled_modules
+from grader.runner.compiled import compile_modules
 from grader.runner.driver import WarmRunner
 from grader.runner.results import REFERENCE, REFERENCE_AGAIN, Outcome, RunnerError, SuitePass
 from grader.sandbox import SandboxUnavailable, get_backend
@@ -155,13 +156,14 @@ def _grade(chapter: Chapter, catalogue: Catalogue, submission: Submission, backe
         tests = None
         fast = runners.fast
         if fast is not None:
-            compiled = _compiled_catalogue(catalogue, fast)
-            alone = _timed(timing, "alone", _alone_pass, runners.clean, catalogue, _correct(catalogue),
-                           alone_sample(catalogue, settings), compiled, settings.alone_timeout)
-            suite = _timed(timing, "mutation", _mutation_pass, fast, catalogue, compiled)
+            sent = disguise_catalogue(catalogue)  # what the sandboxes get: this grade's code only
+            compiled = _compiled_catalogue(sent, fast)
+            alone = _timed(timing, "alone", _alone_pass, runners.clean, sent, _correct(sent),
+                           alone_sample(sent, settings), compiled, settings.alone_timeout)
+            suite = _timed(timing, "mutation", _mutation_pass, fast, sent, compiled)
             fast.close()  # and nothing of it is alive while the timeouts are settled
-            alone = _timed(timing, "settle", _settle_timeouts, runners.clean, catalogue, suite, alone, compiled)
-            tests = _grade_tests(suite, alone, chapter, catalogue, frozenset(fast.collected))
+            alone = _timed(timing, "settle", _settle_timeouts, runners.clean, sent, suite, alone, compiled)
+            tests = _grade_tests(suite, alone, chapter, sent, frozenset(fast.collected))
     timing["total"] = _since(started)
     return Report(
         chapter=chapter.id,
@@ -252,10 +254,9 @@ def load_trusted_module(chapter: Chapter, name: str, source: bytes) -> ModuleTyp
 
 
 def _compiled_catalogue(catalogue: Catalogue, runner: WarmRunner) -> dict[bytes, bytes]:
-    """Every module either pass may send, compiled (and cached) as one set: one cache entry per
-    catalogue, whatever sample of it a submission's runs alone draw."""
+    """Every module either pass may send, compiled once for both passes."""
     sources = [catalogue.reference, *catalogue.variants, FORCED_FAILURE_SOURCE, *(m.source for m in catalogue.mutants)]
-    return compiled_modules(sources, runner.module_file())
+    return compile_modules(sources, runner.module_file())
 
 
 def _mutation_pass(runner: WarmRunner, catalogue: Catalogue, compiled: dict[bytes, bytes]) -> SuitePass:

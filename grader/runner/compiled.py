@@ -1,12 +1,13 @@
-"""Trusted modules shipped to the sandbox as compiled code, compiled once per machine.
+"""Trusted modules shipped to the sandbox as compiled code.
 
 A run's child used to compile its module from source: about 1.5 ms of a 14 ms run, paid again
-for every mutant of every grade. The grader's own modules (reference, variants, mutants) never
-change between grades, so they are compiled here, on the trusted side, and cached on disk under
-a key made of the Python bytecode version, the module's file name and every source; the child
-only unmarshals. The student's own module is never compiled here (compiling untrusted source
-belongs in the sandbox) and always travels as source. It also means the reference's source text
-never enters the sandbox, only its code.
+for every mutant. The grader's own modules (reference, variants, mutants) are compiled here, on
+the trusted side, and the child only unmarshals. A grade compiles its own disguised set once
+(grader/disguise.py: the code must differ from grade to grade); a runner given undisguised
+modules, as the runner's tests and the benchmark do, uses a cache on disk keyed by the Python
+bytecode version, the module's file name and every source. The student's own module is never
+compiled here (compiling untrusted source belongs in the sandbox) and always travels as source.
+It also means the reference's source text never enters the sandbox, only its code.
 """
 
 from __future__ import annotations
@@ -43,9 +44,14 @@ def compiled_modules(sources: Iterable[bytes], filename: str, *, folder: Path | 
             return dict(zip(unique, cached))
     except (OSError, EOFError, ValueError, TypeError):
         pass
-    codes = [marshal.dumps(compile(source, filename, "exec", dont_inherit=True)) for source in unique]
-    _write_atomically(path, marshal.dumps(codes))
-    return dict(zip(unique, codes))
+    compiled = compile_modules(unique, filename)
+    _write_atomically(path, marshal.dumps([compiled[source] for source in unique]))
+    return compiled
+
+
+def compile_modules(sources: Iterable[bytes], filename: str) -> dict[bytes, bytes]:
+    """Each source -> its marshalled code object, compiled as ``filename``."""
+    return {source: marshal.dumps(compile(source, filename, "exec", dont_inherit=True)) for source in sources}
 
 
 def _write_atomically(path: Path, data: bytes) -> None:

@@ -7,9 +7,22 @@ comes back in the report.
 
 from __future__ import annotations
 
+import sys
+import types
+
 import pytest
 
-from hostile_helpers import CORRECT_IMPL, WRONG_IMPL, assert_contained, hostile_cases, hostile_impl, hostile_tests
+from grader.mutants import load_catalogue
+from hostile_helpers import (
+    CHAPTER,
+    CORRECT_IMPL,
+    WRONG_IMPL,
+    assert_contained,
+    fill,
+    hostile_cases,
+    hostile_impl,
+    hostile_tests,
+)
 
 QUICK = ["exit_in_test", "exit_at_collection", "fs_hunt", "read_source", "remember_first", "kill_zygote",
          "memory_hog", "spy_on_runner", "leak_through_ids", "leak_by_renaming",
@@ -98,3 +111,43 @@ def test_a_store_planted_by_the_implementation_dies_with_its_run(backend_name, g
                            backend=sandbox_backend(backend_name))
     assert_contained(graded)
     assert graded.report["tests"]["verdict"] in ("invalid", "fail"), graded.report["tests"]
+
+
+@pytest.fixture(scope="module")
+def code_fingerprints() -> dict[str, str]:
+    """What ``recognise_by_code`` holds the graded module to, taken as a student with the staff's
+    repository would: each of the grader's modules compiled as it is there, fingerprinted by the
+    suite's own function."""
+    fingerprint = types.ModuleType("fingerprint")
+    text = hostile_tests("recognise_by_code")["fingerprint.py"]
+    exec(fill(text, {"KNOWN_CORRECT": "()", "KNOWN_MUTANTS": "()"}), fingerprint.__dict__)
+    sys.path.insert(0, str(CHAPTER.substrate.parent))
+    try:
+        def of(source: bytes) -> str:
+            namespace = {"__name__": fingerprint.NAME}
+            exec(compile(source, "luong.py", "exec"), namespace)
+            return fingerprint.module_fp(namespace)
+
+        catalogue = load_catalogue(CHAPTER)
+        return {"KNOWN_CORRECT": repr(sorted({of(s) for s in (catalogue.reference, *catalogue.variants)})),
+                "KNOWN_MUTANTS": repr(sorted({of(m.source) for m in catalogue.mutants}))}
+    finally:
+        sys.path.remove(str(CHAPTER.substrate.parent))
+
+
+@pytest.mark.parametrize("kind,verdict", [("whitelist", "invalid"), ("blacklist", "fail")])
+def test_tests_that_recognise_the_graders_code_get_nothing(kind, verdict, code_fingerprints, grade_hostile,
+                                                            sandbox_backend):
+    """The suites test no behaviour: one passes only the correct implementations' code, the other
+    fails only the mutants' (both passed the bar with 1.00). Each grade sends its modules in a
+    disguise of its own (grader/disguise.py), so fingerprints of the code as the repository holds
+    it match nothing: the whitelist fails on the reference, and the blacklist kills no mutant."""
+    files = hostile_tests("recognise_by_code")
+    tests = {name: fill(text, code_fingerprints) for name, text in files.items()
+             if name in ("fingerprint.py", f"test_{kind}.py")}
+    graded = grade_hostile(impl=CORRECT_IMPL.read_text(), tests=tests, backend=sandbox_backend("bwrap"))
+    assert_contained(graded)
+    report = graded.report["tests"]
+    assert report["verdict"] == verdict, report
+    if kind == "blacklist":
+        assert report["killed"] == 0, report
