@@ -13,6 +13,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -36,7 +37,7 @@ from grader.report.model import (
     clipped,
 )
 from grader.runner.compiled import compile_modules
-from grader.runner.driver import WarmRunner
+from grader.runner.driver import WarmRunner, module_file
 from grader.runner.results import REFERENCE, REFERENCE_AGAIN, Outcome, RunnerError, SuitePass
 from grader.sandbox import SandboxUnavailable, get_backend
 from grader.settings import Settings, SettingsError
@@ -147,7 +148,12 @@ def _read(chapter: Chapter, request: GradeRequest) -> Submission:
 def _grade(chapter: Chapter, catalogue: Catalogue, submission: Submission, backend_name: str,
            settings: Settings, started: float) -> Report:
     timing: dict[str, float] = {}
-    with sandboxed_runners(chapter, submission, backend_name, settings) as runners:
+    with ExitStack() as stack:
+        background = stack.enter_context(ThreadPoolExecutor(max_workers=1, thread_name_prefix="disguise"))
+        runners = stack.enter_context(sandboxed_runners(chapter, submission, backend_name, settings))
+        # compiled while the implementation is graded, one run at a time: a core is idle then (while
+        # the sandboxes start, both are busy)
+        disguised = background.submit(_disguised, catalogue, chapter) if runners.fast is not None else None
         timing["startup"] = _since(started)
         # Everything the clean sandbox runs before the timeouts are settled is done before the first
         # module reaches the fast one (see Runners): only then does the student's code there know
@@ -156,8 +162,7 @@ def _grade(chapter: Chapter, catalogue: Catalogue, submission: Submission, backe
         tests = None
         fast = runners.fast
         if fast is not None:
-            sent = disguise_catalogue(catalogue)  # what the sandboxes get: this grade's code only
-            compiled = _compiled_catalogue(sent, fast)
+            sent, compiled = _timed(timing, "disguise_wait", Future.result, disguised)
             alone = _timed(timing, "alone", _alone_pass, runners.clean, sent, _correct(sent),
                            alone_sample(sent, settings), compiled, settings.alone_timeout)
             suite = _timed(timing, "mutation", _mutation_pass, fast, sent, compiled)
@@ -253,10 +258,12 @@ def load_trusted_module(chapter: Chapter, name: str, source: bytes) -> ModuleTyp
     return module
 
 
-def _compiled_catalogue(catalogue: Catalogue, runner: WarmRunner) -> dict[bytes, bytes]:
-    """Every module either pass may send, compiled once for both passes."""
-    sources = [catalogue.reference, *catalogue.variants, FORCED_FAILURE_SOURCE, *(m.source for m in catalogue.mutants)]
-    return compile_modules(sources, runner.module_file())
+def _disguised(catalogue: Catalogue, chapter: Chapter) -> tuple[Catalogue, dict[bytes, bytes]]:
+    """The catalogue as the sandboxes get it in this grade (grader/disguise.py), and every module
+    either pass may send, compiled once for both."""
+    sent = disguise_catalogue(catalogue)
+    sources = [sent.reference, *sent.variants, FORCED_FAILURE_SOURCE, *(m.source for m in sent.mutants)]
+    return sent, compile_modules(sources, module_file(chapter))
 
 
 def _mutation_pass(runner: WarmRunner, catalogue: Catalogue, compiled: dict[bytes, bytes]) -> SuitePass:

@@ -52,6 +52,17 @@ def timeout_from_reference(seconds: float) -> float:
     return max(0.5, 10.0 * seconds + 0.2)
 
 
+def course_target(chapter: Chapter, path: Path) -> str:
+    """Where a file of the course material is mounted inside a sandbox."""
+    return str(COURSE_TARGET / path.relative_to(chapter.manifest.parent.parent))
+
+
+def module_file(chapter: Chapter) -> str:
+    """The graded module's ``__file__`` inside: where it would be in the substrate."""
+    leaf = PurePosixPath(*chapter.student.module.split(".")[1:]).with_suffix(".py")
+    return str(PurePosixPath(course_target(chapter, chapter.substrate)) / leaf)
+
+
 class WarmRunner:
     """A context manager around one zygote; see the module docstring."""
 
@@ -83,7 +94,7 @@ class WarmRunner:
         self.close()
 
     def _course_target(self, path: Path) -> str:
-        return str(COURSE_TARGET / path.relative_to(self.chapter.manifest.parent.parent))
+        return course_target(self.chapter, path)
 
     def mounts(self) -> list[Mount]:
         """The read-only view inside: substrate, course tests, fixtures, the runner, the student's tests."""
@@ -94,15 +105,10 @@ class WarmRunner:
             mounts.append(Mount(self.student_tests, STUDENT_TESTS_TARGET))
         return mounts
 
-    def module_file(self) -> str:
-        """The graded module's ``__file__`` inside: where it would be in the substrate."""
-        leaf = PurePosixPath(*self.chapter.student.module.split(".")[1:]).with_suffix(".py")
-        return str(PurePosixPath(self._course_target(self.chapter.substrate)) / leaf)
-
     def _config(self) -> dict:
         substrate = PurePosixPath(self._course_target(self.chapter.substrate))
         return {"kind": "config", "sys_path": [str(substrate.parent)], "module": self.chapter.student.module,
-                "module_file": self.module_file(), "course_tests": self._course_target(self.chapter.course_tests),
+                "module_file": module_file(self.chapter), "course_tests": self._course_target(self.chapter.course_tests),
                 "student_tests": STUDENT_TESTS_TARGET if self.student_tests is not None else None,
                 "collect": self.collect, "scratch": SCRATCH, "runner_dir": RUNNER_TARGET, "workers": self.workers}
 
@@ -293,7 +299,7 @@ class WarmRunner:
         if self.magic != MAGIC.hex():
             compiled = None  # another Python inside: it compiles each module itself
         elif compiled is None:
-            compiled = compiled_modules([reference, *variants.values(), *mutants.values()], self.module_file())
+            compiled = compiled_modules([reference, *variants.values(), *mutants.values()], module_file(self.chapter))
         began = time.monotonic()
         first = self.suite_runs([(REFERENCE, reference)], timeout=FIRST_RUN_SECONDS, compiled=compiled)[REFERENCE]
         # Timed here, not by the zygote's answer: a zygote that collected the student's tests says
