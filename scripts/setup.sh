@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Set up the grader on this machine, idempotently: system packages (when root), the Python venv
-# (.venv, pinned requirements), and the bwrap sandbox runtime (a dedicated user and a numpy+pytest
-# environment for untrusted code). `--dev` adds what the test suite needs: Redis, Docker, mutmut,
+# (.venv, pinned requirements), and the bwrap sandbox runtime (a numpy+pytest environment for
+# untrusted code). `--dev` adds what the test suite needs: Redis, Docker, mutmut,
 # torch for the fixture oracle.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."

@@ -2,25 +2,25 @@
 
 One sandbox is one process chain, each link exec'ing the next so the trusted side holds the pid:
 
-    sh (joins the sandbox's cgroups) -> prlimit (rlimits) -> setpriv (drops to grader-sandbox)
+    sh (joins the sandbox's cgroups) -> prlimit (rlimits) -> setpriv (drops to the leased uid)
         -> bwrap (new user, pid, net, mount, ipc, uts namespaces) -> pid 1 -> argv
 
-bwrap runs unprivileged as the dedicated host user, so its processes are that uid on the host
-too, and the user namespace maps it to itself. With ``--unshare-net`` the sandbox has only its
-own loopback, so nothing on the host is reachable. Killing the namespace's pid 1 makes the
-kernel kill every process in the namespace, which is how kill() and close() leave nothing.
+bwrap runs unprivileged as a host uid leased for this sandbox alone (grader/sandbox/uids.py), so
+its processes are that uid on the host too, and the user namespace maps it to itself. With
+``--unshare-net`` the sandbox has only its own loopback, so nothing on the host is reachable.
+Killing the namespace's pid 1 makes the kernel kill every process in the namespace, which is how
+kill() and close() leave nothing.
 
 Limits: memory and process count by per-sandbox cgroups when the host allows (root, cgroup v1);
-otherwise RLIMIT_AS (per process) and RLIMIT_NPROC (per host uid, shared by every sandbox of
-that user). CPU by RLIMIT_CPU (SIGXCPU, SIGKILL a second later). When the grader is not root the
-sandbox runs as the grader's own user (no setpriv, no cgroups).
+otherwise RLIMIT_AS (per process) and RLIMIT_NPROC (per host uid). CPU by RLIMIT_CPU (SIGXCPU,
+SIGKILL a second later). When the grader is not root the sandbox runs as the grader's own user
+(no setpriv, no cgroups, no leased uid).
 """
 
 from __future__ import annotations
 
 import json
 import os
-import pwd
 import shutil
 import signal
 import stat
@@ -35,7 +35,8 @@ from grader.sandbox import _cgroup
 from grader.sandbox._env import SANDBOX_ENV_TARGET, SANDBOX_PYTHON, SCRATCH, sandbox_env
 from grader.sandbox._outcome import SIGNAL_EXIT_BASE
 from grader.sandbox._process import WatchedProcess
-from grader.sandbox.runtime import SANDBOX_USER, default_env_dir, env_is_current
+from grader.sandbox.runtime import default_env_dir, env_is_current
+from grader.sandbox.uids import UidLease, lease_uid
 
 SETUP_HINT = "run `python -m grader.sandbox.runtime` (as root) to create it"
 ROOT_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")  # merged-/usr symlinks or folders
@@ -73,9 +74,8 @@ class BwrapBackend:
     name = "bwrap"
     python = SANDBOX_PYTHON
 
-    def __init__(self, env_dir: Path | None = None, user: str = SANDBOX_USER) -> None:
+    def __init__(self, env_dir: Path | None = None) -> None:
         self.env_dir = env_dir or default_env_dir()
-        self.user = user
         self._as_root = os.geteuid() == 0
 
     def check(self) -> None:
@@ -83,13 +83,7 @@ class BwrapBackend:
             _tool(name, package)
         if not env_is_current(self.env_dir):
             raise SandboxUnavailable(f"the sandbox Python environment {self.env_dir} is missing or stale: {SETUP_HINT}")
-        if self._as_root:
-            try:
-                pwd.getpwnam(self.user)
-            except KeyError:
-                raise SandboxUnavailable(f"the host user {self.user!r} is missing: {SETUP_HINT}") from None
-        # Through spawn, so the probe gets the same cgroups as a real sandbox: with bare rlimits its
-        # process cap would count every sandbox of the shared user, and fail while others are busy.
+        # Through spawn, so the probe gets the same cgroups and a leased uid as a real sandbox.
         with self.spawn(["/usr/bin/true"], mounts=(), limits=Limits(wall_seconds=60.0)) as probe:
             result = probe.wait()
         if result.termination is not Termination.EXITED or result.returncode != 0:
@@ -108,25 +102,31 @@ class BwrapBackend:
         for mount in mounts:
             self._check_source(mount)
         variables = sandbox_env(env)
-        cgroup = (
-            _cgroup.SandboxCgroup.create(memory_bytes=limits.memory_bytes, processes=limits.processes)
-            if _cgroup.available()
-            else None
-        )
-        bwrap_args = self._bwrap_args(mounts, limits, variables)
-        return BwrapProcess(self._launcher(limits, cgroup), bwrap_args, list(argv), limits, cgroup)
+        lease = lease_uid() if self._as_root else None
+        try:
+            cgroup = (
+                _cgroup.SandboxCgroup.create(memory_bytes=limits.memory_bytes, processes=limits.processes)
+                if _cgroup.available()
+                else None
+            )
+            bwrap_args = self._bwrap_args(mounts, limits, variables)
+            return BwrapProcess(self._launcher(limits, cgroup, lease), bwrap_args, list(argv), limits, cgroup, lease)
+        except BaseException:
+            if lease is not None:
+                lease.release()
+            raise
 
     def _check_source(self, mount: Mount) -> None:
         if not mount.source.exists():
             raise ValueError(f"mount source {mount.source} does not exist")
         if self._as_root and not _readable_by_others(mount.source):
             raise ValueError(
-                f"mount source {mount.source} is not readable by others; the sandbox user "
-                f"{self.user!r} must reach it (folders o+rx, files o+r)"
+                f"mount source {mount.source} is not readable by others; the sandbox's own uid "
+                "must reach it (folders o+rx, files o+r)"
             )
 
-    def _launcher(self, limits: Limits, cgroup: _cgroup.SandboxCgroup | None) -> list[str]:
-        """The links before bwrap: cgroup join, rlimits, and the drop to the sandbox user."""
+    def _launcher(self, limits: Limits, cgroup: _cgroup.SandboxCgroup | None, lease: UidLease | None) -> list[str]:
+        """The links before bwrap: cgroup join, rlimits, and the drop to the sandbox's uid."""
         chain: list[str] = []
         if cgroup is not None:
             chain += [_tool("sh", "dash"), "-c", JOIN_CGROUPS, "sh", *map(str, cgroup.procs_files), "--"]
@@ -135,9 +135,8 @@ class BwrapBackend:
         if cgroup is None:
             chain += [f"--as={limits.memory_bytes}", f"--nproc={limits.processes}"]
         chain.append("--")
-        if self._as_root:
-            user = pwd.getpwnam(self.user)
-            chain += [_tool("setpriv", "util-linux"), f"--reuid={user.pw_uid}", f"--regid={user.pw_gid}",
+        if lease is not None:
+            chain += [_tool("setpriv", "util-linux"), f"--reuid={lease.uid}", f"--regid={lease.uid}",
                       "--clear-groups", "--"]
         return chain
 
@@ -172,9 +171,11 @@ class BwrapProcess(WatchedProcess):
         argv: list[str],
         limits: Limits,
         cgroup: _cgroup.SandboxCgroup | None,
+        lease: UidLease | None,
     ) -> None:
         super().__init__(limits)
         self._cgroup = cgroup
+        self._lease = lease
         status_read, status_write = os.pipe()
         try:
             self._proc = subprocess.Popen(
@@ -261,6 +262,8 @@ class BwrapProcess(WatchedProcess):
             if fd is not None:
                 os.close(fd)
         self._remove_cgroup()
+        if self._lease is not None:
+            self._lease.release()  # nothing of the sandbox runs any more: the uid may be leased again
 
     def _remove_cgroup(self) -> None:
         """Remove the cgroups, killing any straggler first; polls because kills are asynchronous."""

@@ -2,7 +2,8 @@
 
 Mounts are copied in with put_archive rather than bind-mounted, because the worker may itself
 run in a container whose paths the engine cannot see. The copies are owned by root and not
-writable by the sandbox user (uid 10001). The root filesystem stays writable to root only:
+writable by the container's uid, leased for it alone (grader/sandbox/uids.py: the kernel keeps
+some counts per uid, which containers of one uid would share). The root filesystem stays writable to root only:
 the engine refuses put_archive into a read-only root filesystem, so the image instead has no
 world-writable folder (see docker/sandbox/Dockerfile), and /scratch is the sandbox user's tmpfs.
 
@@ -30,12 +31,11 @@ from docker.types import Ulimit  # type: ignore[import-not-found]
 from grader.sandbox import Limits, Mount, SandboxUnavailable
 from grader.sandbox._env import SANDBOX_PYTHON, SCRATCH, sandbox_env
 from grader.sandbox._process import WatchedProcess
+from grader.sandbox.uids import UidLease, lease_uid
 
 IMAGE_VARIABLE = "GRADER_SANDBOX_IMAGE"
 DEFAULT_IMAGE = "l43-grader-sandbox:latest"
 BUILD_HINT = "build it with docker/sandbox/build.sh"
-# IMPORTANT: keep in sync with the useradd line of docker/sandbox/Dockerfile.
-SANDBOX_UID = 10001
 CONTAINER_LABEL = "org.l43-grader.sandbox"  # marks every container this backend starts
 OPEN_FILES = 256
 STDOUT_STREAM, STDERR_STREAM = 1, 2  # stream ids in the attach protocol's frame headers
@@ -88,29 +88,38 @@ class DockerBackend:
                 raise ValueError(f"mount source {mount.source} does not exist")
         archive = mounts_archive(mounts)
         api = self.api()
+        lease = lease_uid()
+        try:
+            return self._start(api, argv, archive, limits, env, lease)
+        except BaseException:
+            lease.release()
+            raise
+
+    def _start(self, api: APIClient, argv: Sequence[str], archive: bytes, limits: Limits,
+               env: Mapping[str, str] | None, lease: UidLease) -> DockerProcess:
         try:
             container = api.create_container(
                 self.image,
                 command=list(argv),
-                user=f"{SANDBOX_UID}:{SANDBOX_UID}",
+                user=f"{lease.uid}:{lease.uid}",
                 working_dir=SCRATCH,
                 environment=sandbox_env(env),
                 stdin_open=True,  # with detach=False this also sets StdinOnce: our EOF ends its stdin
                 network_disabled=True,
                 labels={CONTAINER_LABEL: "1"},
-                host_config=self._host_config(api, limits),
+                host_config=self._host_config(api, limits, lease.uid),
             )["Id"]
         except docker.errors.ImageNotFound:
             raise SandboxUnavailable(f"the sandbox image {self.image} is missing: {BUILD_HINT}") from None
         try:
             api.put_archive(container, "/", archive)
-            return DockerProcess(api, container, limits)
+            return DockerProcess(api, container, limits, lease)
         except BaseException:
             api.remove_container(container, force=True)
             raise
 
     @staticmethod
-    def _host_config(api: APIClient, limits: Limits) -> dict[str, Any]:
+    def _host_config(api: APIClient, limits: Limits, uid: int) -> dict[str, Any]:
         cpu = limits.cpu_seconds
         return api.create_host_config(
             network_mode="none",
@@ -125,7 +134,7 @@ class DockerBackend:
             cap_drop=["ALL"],
             security_opt=["no-new-privileges"],
             tmpfs={SCRATCH: f"rw,nosuid,nodev,size={limits.scratch_bytes},mode=0700,"
-                            f"uid={SANDBOX_UID},gid={SANDBOX_UID}"},
+                            f"uid={uid},gid={uid}"},
             init=True,  # a pid 1 that reaps orphans, as bwrap's does
         )
 
@@ -162,10 +171,11 @@ def _as_root_read_only(info: tarfile.TarInfo) -> tarfile.TarInfo:
 class DockerProcess(WatchedProcess):
     """One running sandbox container; stdin and stdout are local pipes pumped to its attach socket."""
 
-    def __init__(self, api: APIClient, container: str, limits: Limits) -> None:
+    def __init__(self, api: APIClient, container: str, limits: Limits, lease: UidLease) -> None:
         super().__init__(limits)
         self._api = api
         self._container = container
+        self._lease = lease
         self._socket = api.attach_socket(container, params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1})
         self._raw_socket: socket.socket = self._socket._sock
         stdin_read, stdin_write = os.pipe()
@@ -264,3 +274,4 @@ class DockerProcess(WatchedProcess):
                 pass
         for thread in self._threads:
             thread.join()
+        self._lease.release()  # the container is gone: the uid may be leased again

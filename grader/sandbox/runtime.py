@@ -1,4 +1,4 @@
-"""Setup for the bwrap backend: the dedicated host user and the sandbox-only Python environment.
+"""Setup for the bwrap backend: the sandbox-only Python environment.
 
 Run once per machine (idempotent, quick when done): ``python -m grader.sandbox.runtime``.
 
@@ -8,15 +8,14 @@ because /usr is bound into every sandbox anyway and this is the interpreter the 
 uses too; the grader's own pyenv interpreter lives under /root, which the sandbox must not see,
 and links a libpython from there. The venv is bound read-only at /opt/sandbox-env inside.
 
-Why a dedicated user: when the grader runs as root, sandboxes run as ``grader-sandbox``, a host
-uid that owns nothing, so a sandbox escape lands on an unprivileged user.
+When the grader runs as root, each sandbox runs as a host uid of its own that owns nothing
+(grader/sandbox/uids.py), so a sandbox escape lands on an unprivileged user; no account is needed.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-import pwd
 import subprocess
 import sys
 from pathlib import Path
@@ -24,7 +23,6 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parents[2]
 REQUIREMENTS = REPO_ROOT / "requirements-sandbox.txt"
 SYSTEM_PYTHON = Path("/usr/bin/python3.11")
-SANDBOX_USER = "grader-sandbox"
 ENV_DIR_VARIABLE = "GRADER_SANDBOX_ENV"
 STAMP_NAME = ".requirements.sha256"  # records which requirements the venv was built from
 
@@ -41,22 +39,6 @@ def requirements_digest() -> str:
 def env_is_current(env_dir: Path) -> bool:
     stamp = env_dir / STAMP_NAME
     return (env_dir / "bin" / "python").exists() and stamp.exists() and stamp.read_text() == requirements_digest()
-
-
-def ensure_user(name: str = SANDBOX_USER) -> pwd.struct_passwd:
-    """Create the sandbox's host user if missing (root only) and return it."""
-    try:
-        return pwd.getpwnam(name)
-    except KeyError:
-        pass
-    if os.geteuid() != 0:
-        raise PermissionError(f"the host user {name!r} is missing and only root can create it")
-    subprocess.run(
-        ["useradd", "--system", "--user-group", "--no-create-home", "--home-dir", "/nonexistent",
-         "--shell", "/usr/sbin/nologin", name],
-        check=True,
-    )
-    return pwd.getpwnam(name)
 
 
 def build_env(env_dir: Path) -> None:
@@ -76,7 +58,7 @@ def build_env(env_dir: Path) -> None:
 
 
 def make_world_readable(root: Path) -> None:
-    """The sandbox user reads the venv through a bind mount, so others need r (and x on folders)."""
+    """The sandbox's uid reads the venv through a bind mount, so others need r (and x on folders)."""
     for folder, _, files in os.walk(root):
         os.chmod(folder, os.stat(folder).st_mode | 0o555)
         for name in files:
@@ -86,8 +68,6 @@ def make_world_readable(root: Path) -> None:
 
 
 def main() -> None:
-    if os.geteuid() == 0:
-        print(f"sandbox user: {ensure_user().pw_name}")
     env_dir = default_env_dir()
     build_env(env_dir)
     print(f"sandbox environment: {env_dir}")

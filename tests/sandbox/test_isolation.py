@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import socket
 import subprocess
@@ -189,3 +190,32 @@ def test_scratch_is_private_to_each_sandbox(backend: SandboxBackend) -> None:
         assert read_line(writer) == b"written\n"
         reader = run_python(backend, "import os; print(os.listdir('/scratch'))")
         assert reader.stdout == b"[]\n"
+
+
+HOLD_PIPE_PAGES = """
+import fcntl, os, sys
+pipes = []
+try:
+    while True:
+        pipes.append(os.pipe())
+        fcntl.fcntl(pipes[-1][1], fcntl.F_SETPIPE_SZ, 1 << 20)
+except OSError:
+    pass
+print(os.getuid(), len(pipes), flush=True)
+sys.stdin.read()
+"""
+PIPE_SIZE = "import fcntl, os; print(os.getuid(), fcntl.fcntl(os.pipe()[1], fcntl.F_GETPIPE_SZ))"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only a grader running as root gives each sandbox a uid of its own")
+def test_each_sandbox_has_a_uid_and_per_user_counts_of_its_own(backend: SandboxBackend) -> None:
+    """The kernel counts pipe pages per uid: a sandbox holding its uid's whole allowance leaves
+    other sandboxes of that uid one-page pipes. A digest of the reference once crossed from one
+    sandbox of a grade to the other by that count, and a concurrent grade could be starved."""
+    assert int(Path("/proc/sys/fs/pipe-user-pages-soft").read_text()) > 0  # or nothing is counted
+    with backend.spawn([backend.python, "-c", HOLD_PIPE_PAGES], mounts=(), limits=Limits()) as holder:
+        holder_uid, held = map(int, read_line(holder).split())
+        assert held < 120  # it stopped at the soft limit, not at the open-file limit
+        uid, size = map(int, run_python(backend, PIPE_SIZE).stdout.split())
+    assert 0 not in (uid, holder_uid) and uid != holder_uid
+    assert size == 65536  # a full default pipe, as if no other sandbox held any
