@@ -82,8 +82,9 @@ def settle_timeouts(mutants: Sequence[MutantResult], alone: Mapping[str, AloneRu
 
     The student's code holds the fast zygote's clock: it can stall any run there until it times
     out, and clocks being noisy, a run alone that passes slowly cannot prove that wrong. So a
-    timeout among the others is no kill by itself (grading runs each one alone, and that run
-    decides); a failing test among the others is, as far as the runs alone sampled agree."""
+    timeout among the others is no kill by itself (grading runs some of them alone, up to a limit,
+    and that run decides); a failing test among the others is, as far as the runs alone sampled
+    agree."""
     def settled(mutant: MutantResult) -> MutantResult:
         run = alone.get(mutant.id)
         if mutant.outcome is not MutantOutcome.TIMEOUT or (run is not None and run.outcome.is_killed):

@@ -32,6 +32,7 @@ class Settings:
     probe_timeout: float = 10.0  # the trusted probes' run of the implementation
     alone_sample: int = 12  # pool mutants (beside every pitfall) whose fast-pass kill is checked by a run alone
     alone_timeout: float = 10.0  # one run alone, collection included (an honest suite's takes well under a second)
+    settle_limit: int = 8  # fast-pass timeouts run alone after the pass (drawn at random); the rest survive
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] = os.environ) -> Settings:

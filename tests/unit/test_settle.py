@@ -1,0 +1,58 @@
+"""Settling the fast pass's timeouts: at most the limit run alone, drawn afresh, the rest survive.
+
+The runner here is a stand-in that records what it was asked to run: what is tested is the
+grader's own choice of runs, not the sandbox (tests/hostile runs the real thing).
+"""
+
+from __future__ import annotations
+
+from grader import scoring
+from grader.grading import _settle_timeouts
+from grader.mutants import load_catalogue
+from grader.report.model import MutantOutcome, MutantResult
+from grader.runner.results import REFERENCE, Outcome, SuitePass, SuiteRun
+
+
+class RecordingRunner:
+    """Answers every run alone with a failed test, as a suite that kills everything alone would."""
+
+    def __init__(self) -> None:
+        self.asked: list[list[str]] = []
+
+    def suite_runs(self, runs, *, timeout, compiled):
+        self.asked.append([run_id for run_id, _ in runs])
+        return {run_id: SuiteRun(run_id, Outcome.PASSED if "again" in run_id else Outcome.FAILED,
+                                 None if "again" in run_id else "test_x", "", "", 0.1, 0.1, 0.0)
+                for run_id, _ in runs}
+
+
+def timed_out_pass(mutant_ids: list[str]) -> SuitePass:
+    runs = {m: SuiteRun(m, Outcome.TIMEOUT, "test_x", "", "", 2.0, 2.0, 0.0) for m in mutant_ids}
+    runs[REFERENCE] = SuiteRun(REFERENCE, Outcome.PASSED, None, "", "", 0.1, 0.1, 0.0)
+    return SuitePass(timeout=2.0, runs=runs, variants=(), mutants=tuple(mutant_ids))
+
+
+def test_only_the_limit_of_timed_out_mutants_is_settled_and_the_rest_survive(chapter):
+    catalogue = load_catalogue(chapter)
+    pool = [m.id for m in catalogue.mutants if not m.pitfall][:20]
+    suite, nothing_alone = timed_out_pass(pool), SuitePass(timeout=10.0, runs={}, variants=(), mutants=())
+    runner = RecordingRunner()
+    alone = _settle_timeouts(runner, catalogue, suite, nothing_alone, {}, 8)
+    [asked] = runner.asked
+    settled = [run_id for run_id in asked if run_id in pool]
+    assert len(settled) == 8 and len(asked) == 8 + 1 + len(catalogue.variants)  # the correct ones again
+    results = scoring.settle_timeouts(
+        [MutantResult(id=m, pitfall=False, outcome=MutantOutcome.TIMEOUT, killed_by="test_x") for m in pool],
+        {m: scoring.AloneRun(MutantOutcome.KILLED, 0.1) for m in alone.mutants})
+    assert sorted(r.id for r in results if r.outcome.is_killed) == sorted(settled)
+    again = RecordingRunner()  # drawn afresh: the same 8 of 20 twice once in 125,970 grades
+    _settle_timeouts(again, catalogue, suite, nothing_alone, {}, 8)
+    assert set(again.asked[0]) != set(asked)
+
+
+def test_every_timeout_is_settled_under_the_limit(chapter):
+    catalogue = load_catalogue(chapter)
+    pool = [m.id for m in catalogue.mutants if not m.pitfall][:3]
+    runner = RecordingRunner()
+    _settle_timeouts(runner, catalogue, timed_out_pass(pool), SuitePass(10.0, {}, (), ()), {}, 8)
+    assert set(pool) <= set(runner.asked[0])
