@@ -7,6 +7,7 @@ verdict "error" and a message, never a traceback, so the CLI, the API and CI see
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import random
 import sys
@@ -52,6 +53,7 @@ T = TypeVar("T")
 # imported must come out killed, or no outcome of the pass means anything.
 FORCED_FAILURE = "forced-failure"
 FORCED_FAILURE_SOURCE = b'raise ImportError("forced failure: the grader checks that a broken module is detected")\n'
+NO_RESULT = "no result came back for this test: the run ended without reporting it"
 HIDDEN_PART = "id not shown"
 HIDDEN_NODE = "(a test whose id was not fixed at collection: not shown)"
 TRUSTED_RUN_HINT = (
@@ -217,11 +219,23 @@ def _grade_implementation(runner: WarmRunner, chapter: Chapter, catalogue: Catal
 
 
 def run_course_tests(runner: WarmRunner, impl: bytes, settings: Settings) -> tuple[CourseTest, ...]:
-    """The course tests on ``impl``, as the report shows them (`grader tests` runs only this)."""
-    return tuple(
-        CourseTest(name=t.node.rpartition("::")[2], outcome=t.outcome.value, message=_clip(t.message))
-        for t in runner.course_tests(impl, timeout=settings.course_timeout, budget=settings.course_budget)
-    )
+    """The course tests on ``impl``, as the report shows them (`grader tests` runs only this).
+
+    Which tests ran, and how, is what the child reports, and the child is the student's process:
+    every course test the files define must be there, or it counts as an error (a ``luong.py``
+    that ended its run reporting no test at all had an empty table, which ``all`` passed)."""
+    reported = [CourseTest(name=t.node.rpartition("::")[2], outcome=t.outcome.value, message=_clip(t.message))
+                for t in runner.course_tests(impl, timeout=settings.course_timeout, budget=settings.course_budget)]
+    names = {test.name.partition("[")[0] for test in reported}
+    return tuple(reported) + tuple(CourseTest(name=name, outcome=Outcome.ERROR.value, message=NO_RESULT)
+                                   for name in course_test_names(runner.chapter) if name not in names)
+
+
+def course_test_names(chapter: Chapter) -> list[str]:
+    """The course tests' names, read here from the files that define them."""
+    return [node.name for path in sorted(chapter.course_tests.glob("test_*.py"))
+            for node in ast.parse(path.read_bytes()).body
+            if isinstance(node, ast.FunctionDef) and node.name.startswith("test_")]
 
 
 def _probe(runner: WarmRunner, chapter: Chapter, catalogue: Catalogue, submission: Submission,

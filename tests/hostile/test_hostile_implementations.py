@@ -56,6 +56,18 @@ def test_forged_course_results_do_not_buy_a_pass(grade_hostile, sandbox_backend)
                for line in implementation["probe_disagreements"]), implementation["probe_disagreements"]
 
 
+def test_a_course_run_that_reports_no_test_is_no_pass(grade_hostile, sandbox_backend):
+    """The module ends its course run without reporting any test (its numbers are right, so the
+    probes agree): an empty table of course tests passed. Every test the course files define
+    must come back."""
+    graded = grade_hostile(impl=_on_the_correct_example("forge_no_course_tests"), backend=sandbox_backend("bwrap"))
+    assert_contained(graded)
+    implementation = graded.report["implementation"]
+    assert implementation["verdict"] == "fail" and implementation["probes_agree"]
+    assert len(implementation["tests"]) == 11, implementation["tests"]
+    assert all(test["outcome"] == "error" and "no result" in test["message"] for test in implementation["tests"])
+
+
 def test_a_cached_projection_that_loses_its_gradient_is_caught(grade_hostile, sandbox_backend):
     """Every course test passes (none calls forward with ``proj``); the probes backpropagate
     through the decoder's forward(..., proj=project_keys(keys)) too, and see the lost gradient."""
