@@ -30,6 +30,7 @@ TOLERANCES = {"float64": (1e-6, 1e-9), "float32": (1e-4, 1e-5)}  # rtol, atol
 # Names that are no score (course test: LuongAttention(d, "cosine") raises a ValueError naming it).
 NOT_SCORES = ("cosine", "additive", "bilinear", "location", "scaled_dot")
 CONTRACT = "contract"
+LARGE_SCORES = 100.0  # a query row scaled so its scores have about this spread
 MAX_QUOTED_CHARS = 200  # of any student-derived text a disagreement quotes
 # What np.savez writes, and so all an answer may hold: numbered cases' arrays of bools, numbers or text.
 ANSWER_MEMBER = re.compile(r"case\d+\..+\.npy", re.DOTALL)
@@ -60,21 +61,29 @@ def draw_cases(seed: int, reference) -> bytes:
 
 def _numbers_case(rng: np.random.Generator, reference, score: str, dtype: str) -> dict[str, np.ndarray]:
     # Widths and lengths vary (the course tests use d = 2 and 3 among others), so a module that
-    # only works at the sizes it was tried on does not agree by luck.
-    d, length = int(rng.integers(2, 9)), int(rng.integers(4, 8))
+    # only works at the sizes it was tried on does not agree by luck; the rows come in a drawn
+    # order, and one row's query is large enough that its scores overflow float32's exp unless
+    # the softmax subtracts the row's maximum first (as the substrate's does).
+    d, length = int(rng.integers(1, 17)), int(rng.integers(3, 12))
     mask = _mask(rng, length)
     batch = len(mask)
+    query, large = rng.normal(size=(batch, d)), rng.integers(batch)
+    query[large] *= LARGE_SCORES / np.sqrt(d)
+    upstream = np.ones((batch, 1))
+    upstream[large] = 0.0  # its gradients would sum terms too large for float32's tolerance
     case = {
         "kind": np.array("numbers"),
         "dtype": np.array(dtype),
         "d": np.array(d),
         "score": np.array(score),
-        "query": rng.normal(size=(batch, d)),
+        "query": query,
         "keys": rng.normal(size=(batch, length, d)),
         "mask": mask,
-        "up_context": rng.normal(size=(batch, d)),
-        "up_weights": rng.normal(size=(batch, length)),
-        "up_attentional": rng.normal(size=(batch, d)),
+        "up_context": rng.normal(size=(batch, d)) * upstream,
+        "up_weights": rng.normal(size=(batch, length)) * upstream,
+        "up_attentional": rng.normal(size=(batch, d)) * upstream,
+        "next_query": rng.normal(size=(batch, d)),
+        "next_keys": rng.normal(size=(batch, length, d)),
     }
     for name, parameter in reference.LuongAttention(d, score).named_parameters():
         case[f"param:{name}"] = rng.normal(size=parameter.shape) / np.sqrt(parameter.shape[-1])
@@ -83,10 +92,11 @@ def _numbers_case(rng: np.random.Generator, reference, score: str, dtype: str) -
 
 def _mask(rng: np.random.Generator, length: int) -> np.ndarray:
     """Rows full, padded at the end (twice), padded at the start, with real tokens scattered, and
-    empty. The contract allows any bool mask, so a module that tells a row's extent or emptiness
-    from its first or last position must not agree by luck of prefix masks."""
+    empty, in a drawn order. The contract allows any bool mask, so a module that tells a row's
+    extent or emptiness from its first or last position (or the probe from its row order) must
+    not agree by luck."""
     positions = np.arange(length)
-    return np.stack([
+    rows = np.stack([
         positions < length,
         positions < rng.integers(2, length),
         positions < rng.integers(1, length),
@@ -94,6 +104,7 @@ def _mask(rng: np.random.Generator, length: int) -> np.ndarray:
         rng.permutation(length) < rng.integers(1, length),
         positions < 0,
     ])
+    return rows[rng.permutation(len(rows))]
 
 
 def _contract_case(rng: np.random.Generator) -> dict[str, np.ndarray]:

@@ -8,10 +8,10 @@ package is not visible inside the sandbox.
 
 The course tests' own verdicts cannot be trusted (they run in the student's process, which can
 write any record it likes), so the probes cover everything they check: outputs and gradients in
-float64 and float32, through ``forward`` alone and through a cached ``project_keys`` ("numbers"
-cases), and the module's contract: parameter names, shapes and default dtype, how the default
-initialisation follows ``rng``, ``query_from``, and which malformed calls raise ValueError
-("contract" case).
+float64 and float32, through ``forward`` alone and through a cached ``project_keys``, and read
+again with the next batch's keys ("numbers" cases), and the module's contract: parameter names,
+shapes and default dtype, how the initialisation follows ``rng`` (and the default one repeats),
+``query_from``, and which malformed calls raise ValueError ("contract" case).
 """
 
 from __future__ import annotations
@@ -66,6 +66,8 @@ def _numbers(module, case: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         **_read_and_backprop(plain, case, dtype, cached=False),
         **{CACHED + name: value for name, value in _read_and_backprop(cached, case, dtype, cached=True).items()},
         "scores": plain.scores(_given(case, "query", dtype), _given(case, "keys", dtype)).data,
+        **_read_next(plain, case, dtype, cached=False),
+        **{CACHED + name: value for name, value in _read_next(cached, case, dtype, cached=True).items()},
     }
     dtypes = np.array([f"{name} {np.asarray(value).dtype if value is not None else None}"
                        for name, value in outputs.items()])
@@ -105,6 +107,16 @@ def _read_and_backprop(attention, case: dict[str, np.ndarray], dtype: np.dtype, 
             **{f"grad:{name}": parameter.grad for name, parameter in attention.named_parameters()}}
 
 
+def _read_next(attention, case: dict[str, np.ndarray], dtype: np.dtype, cached: bool) -> dict:
+    """The same module, read again with other keys (the next batch, as the decoder reuses one
+    module): nothing of the first read may stay with it, a projection of the keys above all."""
+    query, keys = _given(case, "next_query", dtype), _given(case, "next_keys", dtype)
+    proj = attention.project_keys(keys) if cached else None
+    context, weights = attention.forward(query, keys, case["mask"], proj=proj)
+    return {"next:context": context.data, "next:weights": weights.data,
+            "next:attentional": attention.attentional(query, context).data}
+
+
 def _contract(module, case: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """What the module promises besides numbers, as text the grader compares line by line."""
     d = int(case["d"])
@@ -123,17 +135,25 @@ def _contract(module, case: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
 
 
 def _initialisation(module, d: int, score: str, seeds: list[int]) -> list[str]:
-    """How the default initialisation follows ``rng`` (PCG32, M06.3), one line per parameter: the
-    first seed twice gives the same values, the second seed other values, and nothing starts at
-    zero. Not the values themselves: a correct module may draw its layers in another order."""
+    """How the initialisation follows ``rng`` (PCG32, M06.3), one line per parameter: the first
+    seed twice gives the same values, the second seed other values, and the default (no ``rng``)
+    the same values each time; nothing starts at zero or anything but finite. Not the values
+    themselves: a correct module may draw its layers in another order."""
     from tinyllm.random import PCG32
 
     first, again, other = (dict(module.LuongAttention(d, score, rng=PCG32(seed)).named_parameters())
                            for seed in (seeds[0], seeds[0], seeds[1]))
+    default, default_again = (dict(module.LuongAttention(d, score).named_parameters()) for _ in range(2))
     return [f"{score}: {name} {'repeats' if _equal(first, again, name) else 'does not repeat'} with its seed, "
             f"{'does not change' if _equal(first, other, name) else 'changes'} with another, "
-            f"{'is not all zeros' if np.any(parameter.data) else 'is all zeros'}"
+            f"{'repeats' if _equal(default, default_again, name) else 'does not repeat'} by default, "
+            f"{'is not all zeros' if np.any(parameter.data) else 'is all zeros'}, "
+            f"{'is finite' if all(_finite(p, name) for p in (first, default)) else 'is not finite'}"
             for name, parameter in first.items()]
+
+
+def _finite(parameters: dict, name: str) -> bool:
+    return name in parameters and bool(np.all(np.isfinite(parameters[name].data)))
 
 
 def _equal(parameters: dict, others: dict, name: str) -> bool:
