@@ -7,8 +7,10 @@ comes back in the report.
 
 from __future__ import annotations
 
+import re
 import sys
 import types
+from pathlib import Path
 
 import pytest
 
@@ -151,3 +153,17 @@ def test_tests_that_recognise_the_graders_code_get_nothing(kind, verdict, code_f
     assert report["verdict"] == verdict, report
     if kind == "blacklist":
         assert report["killed"] == 0, report
+
+
+def test_tests_that_learn_which_mutants_run_alone_get_nothing(grade_hostile, sandbox_backend):
+    """The runs alone say which module they hold in the page cache of a file both sandboxes read
+    (emptied with fadvise, probed with preadv2's RWF_NOWAIT), so the fast zygote, which runs the
+    conftest while they run, knows the sample: the suite tests honestly only there and fails
+    every other mutant (found by a red-team helper: 0.92, a pass, 4 times of 4; honestly 0.18).
+    The seccomp filter refuses those calls."""
+    tests = hostile_tests("learn_the_sample")
+    channel = re.search(r'^FILE = "([^"]+)"', tests["pagech.py"], re.M).group(1)
+    assert Path(channel).stat().st_size > 100 << 20, channel  # the file the channel needs (mesa's, here)
+    graded = grade_hostile(impl=CORRECT_IMPL.read_text(), tests=tests, backend=sandbox_backend("bwrap"))
+    assert_contained(graded)
+    assert graded.report["tests"]["verdict"] in ("invalid", "fail"), graded.report["tests"]

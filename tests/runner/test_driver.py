@@ -189,6 +189,22 @@ def test_kernel_objects_that_outlive_a_run_are_refused(suite_folder, runner_for,
                 assert fcntl.fcntl(shared, fcntl.F_GETFD) & fcntl.FD_CLOEXEC  # other commands work
             ctypes.set_errno(0)
             assert libc.inotify_init1(0) == -1 and ctypes.get_errno() == errno.EPERM
+
+        def test_the_page_cache_of_shared_files_can_be_neither_emptied_nor_probed():
+            import mmap, pytest
+            with open(__file__, "rb") as shared:
+                for call in (lambda: os.posix_fadvise(shared.fileno(), 0, 0, os.POSIX_FADV_DONTNEED),
+                             lambda: os.preadv(shared.fileno(), [bytearray(1)], 0, os.RWF_NOWAIT),
+                             lambda: os.preadv(shared.fileno(), [bytearray(1)], 0, 0)):
+                    with pytest.raises(PermissionError):
+                        call()
+                mapped = mmap.mmap(shared.fileno(), 0, prot=mmap.PROT_READ)
+                for advice in (20, 21):  # MADV_COLD, MADV_PAGEOUT
+                    with pytest.raises(PermissionError):
+                        mapped.madvise(advice)
+                mapped.madvise(mmap.MADV_DONTNEED)  # malloc's advice still works
+            ctypes.set_errno(0)  # unfiltered, a null address would give ENOMEM
+            assert libc.mincore(None, 4096, ctypes.create_string_buffer(1)) == -1 and ctypes.get_errno() == errno.EPERM
     """})
     run = runner_for(folder, workers=1).suite_runs([("ref", reference)], timeout=20.0)["ref"]
     assert run.outcome is Outcome.PASSED, run.message
