@@ -102,10 +102,12 @@ class Runners:
     the suite itself). ``fast`` collects the suite once and forks every mutant's run from there: the
     mutation pass. Everything in ``fast``'s sandbox is the student's to tamper with once their
     conftest has run, so its kills count only if the runs alone agree (see _grade_tests). And it
-    sees every module sent there, the reference first: the two sandboxes share a kernel (a per-user
-    count of pipe pages carried a digest of the reference from one to the other), so ``clean``
-    has run everything it reports on before the first module reaches ``fast``, and settles the
-    timeouts only once ``fast`` is closed."""
+    sees every module sent there, the reference first. The two sandboxes share a kernel, and what
+    one does can show in the other (a per-user count of pipe pages carried a digest of the
+    reference from the fast one to the runs alone; the page cache of a library both read told the
+    fast one which mutants were run alone). So ``fast`` starts at once but collects the suite,
+    which runs the student's code there, only once ``clean`` has run everything it reports on;
+    and ``clean`` settles the timeouts only once ``fast`` is closed."""
 
     clean: WarmRunner
     fast: WarmRunner | None  # None when no tests were submitted
@@ -114,7 +116,8 @@ class Runners:
 @contextmanager
 def sandboxed_runners(chapter: Chapter, submission: Submission, backend_name: str,
                       settings: Settings) -> Iterator[Runners]:
-    """The submission's runners, started at once, its tests mounted read-only in both.
+    """The submission's runners, started at once, its tests mounted read-only in both; the fast
+    one imports everything but waits to collect the tests until its await_ready().
 
     The clean runner runs one child at a time. Its runs alone are the trusted check of the fast
     pass, and runs in flight together in one sandbox can still reach each other (UDP on loopback;
@@ -133,9 +136,8 @@ def sandboxed_runners(chapter: Chapter, submission: Submission, backend_name: st
                    for collect in collecting]
         for runner in runners:
             stack.callback(runner.close)
-            runner.launch()
-        for runner in runners:
-            runner.await_ready()
+            runner.launch(wait_to_collect=True)  # the fast one collects on its first await_ready()
+        runners[0].await_ready()
         yield Runners(clean=runners[0], fast=runners[1] if len(runners) > 1 else None)
 
 
@@ -167,6 +169,7 @@ def _grade(chapter: Chapter, catalogue: Catalogue, submission: Submission, backe
             sent, compiled = _timed(timing, "disguise_wait", Future.result, disguised)
             alone = _timed(timing, "alone", _alone_pass, runners.clean, sent, _correct(sent),
                            alone_sample(sent, settings), compiled, settings.alone_timeout)
+            _timed(timing, "collection", fast.await_ready)  # the student's code runs there from now on
             suite = _timed(timing, "mutation", _mutation_pass, fast, sent, compiled)
             fast.close()  # and nothing of it is alive while the timeouts are settled
             alone = _timed(timing, "settle", _settle_timeouts, runners.clean, sent, suite, alone, compiled,

@@ -82,6 +82,7 @@ class WarmRunner:
         self._channel: Channel | None = None
         self._tokens = 0
         self._ready_by = 0.0
+        self._waiting_to_collect = False
         self._kills: Counter[str] = Counter()
 
     # -- lifecycle -------------------------------------------------------------------------
@@ -110,16 +111,19 @@ class WarmRunner:
         return {"kind": "config", "sys_path": [str(substrate.parent)], "module": self.chapter.student.module,
                 "module_file": module_file(self.chapter), "course_tests": self._course_target(self.chapter.course_tests),
                 "student_tests": STUDENT_TESTS_TARGET if self.student_tests is not None else None,
-                "collect": self.collect, "scratch": SCRATCH, "runner_dir": RUNNER_TARGET, "workers": self.workers}
+                "collect": self.collect, "scratch": SCRATCH, "runner_dir": RUNNER_TARGET, "workers": self.workers,
+                "wait_to_collect": self._waiting_to_collect}
 
     def start(self) -> None:
         """Spawn the zygote and wait until it has imported everything and collected the tests."""
         self.launch()
         self.await_ready()
 
-    def launch(self) -> None:
+    def launch(self, *, wait_to_collect: bool = False) -> None:
         """Spawn the zygote and send its configuration, without waiting for it (so that several
-        sandboxes can start at once)."""
+        sandboxes can start at once). With ``wait_to_collect`` it imports everything and then
+        waits to collect the tests, which runs the student's code, until await_ready()."""
+        self._waiting_to_collect = wait_to_collect and self.collect
         self._process = self.backend.spawn([self.backend.python, f"{RUNNER_TARGET}/zygote.py"],
                                            mounts=self.mounts(), limits=self.limits, env=THREAD_ENV)
         self._channel = Channel(self._process, shows_sandbox=not self.collect)
@@ -128,6 +132,10 @@ class WarmRunner:
 
     def await_ready(self) -> None:
         """Wait until the launched zygote has imported everything (and collected the tests)."""
+        if self._waiting_to_collect:
+            self._waiting_to_collect = False
+            self._ready_by = time.monotonic() + min(STARTUP_SECONDS, self.limits.wall_seconds)
+            self._live_channel().send({"kind": "collect"}, [], deadline=self._ready_by)
         ready, _ = self._live_channel().receive(READY, deadline=self._ready_by)
         self.collected = tuple(ready["collected"])
         self.collection_errors = tuple(ready["collection_errors"])

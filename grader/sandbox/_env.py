@@ -8,6 +8,14 @@ from collections.abc import Mapping
 SANDBOX_ENV_TARGET = "/opt/sandbox-env"  # the numpy+pytest venv, read-only inside
 SANDBOX_PYTHON = f"{SANDBOX_ENV_TARGET}/bin/python"
 SCRATCH = "/scratch"
+# What /proc says of the whole machine rather than of the sandbox: memory, page-cache and slab
+# sizes, CPU, I/O, interrupt and scheduler counters, file locks, kernel settings. A run could write
+# into them (allocate, cache, spin) and a later run or the other sandbox read them back, so both
+# backends hide them: an empty file, an empty folder.
+GLOBAL_PROC_FILES = ("meminfo", "vmstat", "stat", "loadavg", "diskstats", "interrupts", "softirqs", "schedstat",
+                     "zoneinfo", "buddyinfo", "pagetypeinfo", "slabinfo", "swaps", "vmallocinfo", "locks",
+                     "key-users", "partitions", "uptime")
+GLOBAL_PROC_FOLDERS = ("sys", "pressure", "sysvipc", "fs", "irq", "driver", "bus", "tty")
 FIXED_ENV = {
     "PATH": f"{SANDBOX_ENV_TARGET}/bin:/usr/local/bin:/usr/bin:/bin",
     "HOME": SCRATCH,

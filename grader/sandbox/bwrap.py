@@ -32,13 +32,15 @@ from typing import BinaryIO, cast
 
 from grader.sandbox import Limits, Mount, SandboxUnavailable, Termination
 from grader.sandbox import _cgroup
-from grader.sandbox._env import SANDBOX_ENV_TARGET, SANDBOX_PYTHON, SCRATCH, sandbox_env
+from grader.sandbox._env import (GLOBAL_PROC_FILES, GLOBAL_PROC_FOLDERS, SANDBOX_ENV_TARGET, SANDBOX_PYTHON, SCRATCH,
+                                 sandbox_env)
 from grader.sandbox._outcome import SIGNAL_EXIT_BASE
 from grader.sandbox._process import WatchedProcess
 from grader.sandbox.runtime import default_env_dir, env_is_current
 from grader.sandbox.uids import UidLease, lease_uid
 
 SETUP_HINT = "run `python -m grader.sandbox.runtime` (as root) to create it"
+MASKED = Path(__file__).with_name("masked")  # an empty file, bound over what /proc must not show
 ROOT_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")  # merged-/usr symlinks or folders
 OPEN_FILES = 256  # RLIMIT_NOFILE inside
 # Joins every cgroup named before "--", then execs the rest of its arguments.
@@ -146,6 +148,11 @@ class BwrapBackend:
             "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--clearenv", "--hostname", "sandbox",
             "--proc", "/proc", "--dev", "/dev", "--ro-bind", "/usr", "/usr",
         ]
+        for name in GLOBAL_PROC_FILES + GLOBAL_PROC_FOLDERS:
+            if os.path.isdir(f"/proc/{name}"):
+                args += ["--tmpfs", f"/proc/{name}"]
+            elif os.path.exists(f"/proc/{name}"):  # not every kernel has every file
+                args += ["--ro-bind", str(MASKED), f"/proc/{name}"]  # an empty file: /dev/null is nodev here
         for link in ROOT_LINKS:
             if os.path.islink(link):
                 args += ["--symlink", os.readlink(link), link]

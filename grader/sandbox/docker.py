@@ -29,7 +29,7 @@ import docker.errors  # type: ignore[import-not-found]  # docker-py ships no typ
 from docker.types import Ulimit  # type: ignore[import-not-found]
 
 from grader.sandbox import Limits, Mount, SandboxUnavailable
-from grader.sandbox._env import SANDBOX_PYTHON, SCRATCH, sandbox_env
+from grader.sandbox._env import GLOBAL_PROC_FILES, GLOBAL_PROC_FOLDERS, SANDBOX_PYTHON, SCRATCH, sandbox_env
 from grader.sandbox._process import WatchedProcess
 from grader.sandbox.uids import UidLease, lease_uid
 
@@ -38,6 +38,10 @@ DEFAULT_IMAGE = "l43-grader-sandbox:latest"
 BUILD_HINT = "build it with docker/sandbox/build.sh"
 CONTAINER_LABEL = "org.l43-grader.sandbox"  # marks every container this backend starts
 OPEN_FILES = 256
+# The engine's default masked paths, which a MaskedPaths of our own replaces (moby oci/defaults.go).
+ENGINE_MASKED_PATHS = ("/proc/asound", "/proc/acpi", "/proc/kcore", "/proc/keys", "/proc/latency_stats",
+                       "/proc/timer_list", "/proc/timer_stats", "/proc/sched_debug", "/proc/scsi", "/sys/firmware",
+                       "/sys/devices/virtual/powercap")
 STDOUT_STREAM, STDERR_STREAM = 1, 2  # stream ids in the attach protocol's frame headers
 FRAME_HEADER = struct.Struct(">BxxxL")  # stream id, 3 padding bytes, payload length
 APIClient = Any  # docker.APIClient; docker-py ships no type hints
@@ -121,7 +125,7 @@ class DockerBackend:
     @staticmethod
     def _host_config(api: APIClient, limits: Limits, uid: int) -> dict[str, Any]:
         cpu = limits.cpu_seconds
-        return api.create_host_config(
+        config = api.create_host_config(
             network_mode="none",
             mem_limit=limits.memory_bytes,
             memswap_limit=limits.memory_bytes,
@@ -137,6 +141,10 @@ class DockerBackend:
                             f"uid={uid},gid={uid}"},
             init=True,  # a pid 1 that reaps orphans, as bwrap's does
         )
+        # what /proc says of the whole machine (_env.GLOBAL_PROC_FILES), beside the engine's own list
+        config["MaskedPaths"] = [*ENGINE_MASKED_PATHS,
+                                 *(f"/proc/{name}" for name in (*GLOBAL_PROC_FILES, *GLOBAL_PROC_FOLDERS))]
+        return config
 
 
 def mounts_archive(mounts: Sequence[Mount]) -> bytes:

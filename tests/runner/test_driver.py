@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
+from grader.runner.driver import WarmRunner
 from grader.runner.results import REFERENCE, REFERENCE_AGAIN, Outcome, RunnerError
+from grader.sandbox import Limits
 
 
 
@@ -203,6 +207,8 @@ def test_kernel_objects_that_outlive_a_run_are_refused(suite_folder, runner_for,
                     with pytest.raises(PermissionError):
                         mapped.madvise(advice)
                 mapped.madvise(mmap.MADV_DONTNEED)  # malloc's advice still works
+            ctypes.set_errno(0)  # the whole machine's free memory, which a run could move
+            assert libc.sysinfo(ctypes.create_string_buffer(128)) == -1 and ctypes.get_errno() == errno.EPERM
             ctypes.set_errno(0)  # unfiltered, a null address would give ENOMEM
             assert libc.mincore(None, 4096, ctypes.create_string_buffer(1)) == -1 and ctypes.get_errno() == errno.EPERM
     """})
@@ -226,3 +232,29 @@ def test_runs_alone_go_in_an_order_nobody_can_foresee(suite_folder, runner_for, 
 
     orders = [order(runner_for(folder, collect=False, workers=1, seed=7)) for _ in range(2)]
     assert orders[0] != orders[1], orders
+
+
+def test_a_runner_told_to_wait_collects_only_when_awaited(suite_folder, chapter, backend) -> None:
+    """The fast sandbox starts with the clean one, but collecting the suite runs the student's
+    code, which must not run there while the clean sandbox runs what the grade trusts: it waits
+    for the word. The conftest names its test after the moment it was collected."""
+    folder = suite_folder({"conftest.py": """
+        import time
+        COLLECTED_AT = time.time()
+    """, "test_when.py": """
+        import pytest
+        from conftest import COLLECTED_AT
+        @pytest.mark.parametrize("at", [repr(COLLECTED_AT)])
+        def test_collected(at):
+            pass
+    """})
+    runner = WarmRunner(chapter=chapter, backend=backend, student_tests=folder, limits=Limits(wall_seconds=60.0))
+    try:
+        runner.launch(wait_to_collect=True)
+        time.sleep(3.0)  # the zygote has long imported everything by now
+        word = time.time()
+        runner.await_ready()
+    finally:
+        runner.close()
+    [node] = runner.collected
+    assert float(node.partition("[")[2].rstrip("]")) >= word, (node, word)

@@ -42,7 +42,7 @@ MAX_RECORD_EVENTS = 1 << 16
 OUTPUT_KEEP_BYTES = 4096  # what is kept of a child's stdout+stderr, for messages
 CONFIG_FIELDS: dict[str, type | tuple[type, ...]] = {"sys_path": list, "module": str, "module_file": str, "course_tests": str,
                  "student_tests": (str, type(None)), "collect": bool, "scratch": str, "runner_dir": str,
-                 "workers": int}
+                 "workers": int, "wait_to_collect": bool}
 
 _LIBC_FORK = ctypes.PyDLL(None, use_errno=True).fork
 # Imported once here so that no child pays for them: numpy loads these submodules lazily on first
@@ -373,6 +373,14 @@ def _check_config(config: dict) -> dict:
     return config
 
 
+def _await_word_to_collect(io: ProtocolIO) -> None:
+    """Block until the driver says to collect: collecting runs the student's code here, which
+    must not be running while the other sandbox runs what the grade trusts (see grading.Runners)."""
+    header = io.read_header(0)
+    if header is None or header.get("kind") != "collect":
+        raise ProtocolError("expected the word to collect the tests")
+
+
 def _warm_imports(config: dict) -> None:
     """numpy, pytest and every substrate module but the graded one, once, before any fork."""
     sys.path[:0] = config["sys_path"]
@@ -401,6 +409,8 @@ def main() -> None:
     abi = isolation.landlock_abi()
     student_tests = Path(config["student_tests"]) if config["student_tests"] else None
     collect = config["collect"]
+    if collect and config["wait_to_collect"]:
+        _await_word_to_collect(io)
 
     def serve(session, errors: list[str]) -> None:
         collected = session is not None and collect
