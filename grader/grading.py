@@ -105,9 +105,11 @@ class Runners:
     sees every module sent there, the reference first. The two sandboxes share a kernel, and what
     one does can show in the other (a per-user count of pipe pages carried a digest of the
     reference from the fast one to the runs alone; the page cache of a library both read told the
-    fast one which mutants were run alone). So ``fast`` starts at once but collects the suite,
-    which runs the student's code there, only once ``clean`` has run everything it reports on;
-    and ``clean`` settles the timeouts only once ``fast`` is closed."""
+    fast one which mutants were run alone). So ``fast`` reads no file ``clean`` reads (private
+    copies of Python and of every mount, so no cache of a file or a name is shared), starts at
+    once but collects the suite, which runs the student's code there, only once ``clean`` has
+    run everything it reports on; and ``clean`` settles the timeouts only once ``fast`` is
+    closed."""
 
     clean: WarmRunner
     fast: WarmRunner | None  # None when no tests were submitted
@@ -132,7 +134,8 @@ def sandboxed_runners(chapter: Chapter, submission: Submission, backend_name: st
         collecting = (False, True) if submission.tests is not None else (False,)
         runners = [WarmRunner(chapter=chapter, backend=backend, limits=settings.limits(),
                               student_tests=_materialise_tests(submission, Path(scratch) / f"collect-{collect}"),
-                              workers=settings.workers if collect else 1, seed=submission.seed, collect=collect)
+                              workers=settings.workers if collect else 1, seed=submission.seed, collect=collect,
+                              private=collect)
                    for collect in collecting]
         for runner in runners:
             stack.callback(runner.close)

@@ -9,12 +9,15 @@
 #      (production: BASE_IMAGE=python:3.11-slim);
 #   2. numpy, pytest (and pip, to install them) are downloaded on the host as binary wheels;
 #   3. the Dockerfile installs from that wheelhouse with no network.
+# Also builds <image>-private, the same files in a layer of their own (build_private_copy).
 # Environment: SANDBOX_IMAGE (default l43-grader-sandbox:latest), BASE_IMAGE, DEBIAN_MIRROR.
 set -euo pipefail
 
 REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 HERE="$REPO_ROOT/docker/sandbox"
 IMAGE=${SANDBOX_IMAGE:-l43-grader-sandbox:latest}
+# IMPORTANT: keep this naming in sync with grader/sandbox/docker.py (private_image).
+PRIVATE_IMAGE=${IMAGE%:*}-private:${IMAGE##*:}
 LOCAL_BASE=l43-grader-base:bookworm
 BASE_IMAGE=${BASE_IMAGE:-$LOCAL_BASE}
 WHEELHOUSE="$REPO_ROOT/.wheelhouse"
@@ -57,13 +60,29 @@ download_wheelhouse() {
         -d "$WHEELHOUSE" -r "$REPO_ROOT/requirements-sandbox.txt" "pip==$PIP_VERSION"
 }
 
+label_of() {
+    docker image inspect --format "{{ index .Config.Labels \"$INPUTS_LABEL\" }}" "$1" 2>/dev/null || true
+}
+
+# The same files as a single layer of their own, for the sandbox that runs the student's suite
+# warm: containers of one image share its layers' files, and with them what the kernel caches of
+# them (pages read, names looked up), which one container can tell from another by timing.
+build_private_copy() {
+    local want=$1 container
+    container=$(docker create "$IMAGE")
+    docker export "$container" | docker import --change "USER 10001:10001" --change "WORKDIR /scratch" \
+        --change "LABEL $INPUTS_LABEL=$want" - "$PRIVATE_IMAGE" >/dev/null
+    docker rm "$container" >/dev/null
+    echo "build-sandbox-image: built $PRIVATE_IMAGE, a copy of $IMAGE in a layer of its own"
+}
+
 main() {
     docker info >/dev/null 2>&1 || die "the Docker engine is not reachable: start dockerd (or the docker service)"
-    local want have
+    local want
     want=$(inputs_hash)
-    have=$(docker image inspect --format "{{ index .Config.Labels \"$INPUTS_LABEL\" }}" "$IMAGE" 2>/dev/null || true)
-    if [[ $have == "$want" ]]; then
+    if [[ $(label_of "$IMAGE") == "$want" ]]; then
         echo "build-sandbox-image: $IMAGE is up to date ($want)"
+        [[ $(label_of "$PRIVATE_IMAGE") == "$want" ]] || build_private_copy "$want"
         return
     fi
     if [[ $BASE_IMAGE == "$LOCAL_BASE" ]] && ! docker image inspect "$LOCAL_BASE" >/dev/null 2>&1; then
@@ -77,6 +96,7 @@ main() {
     docker build --quiet --build-arg "BASE_IMAGE=$BASE_IMAGE" --label "$INPUTS_LABEL=$want" \
         -t "$IMAGE" "$BUILD_CONTEXT" >/dev/null
     echo "build-sandbox-image: built $IMAGE ($want)"
+    build_private_copy "$want"
 }
 
 main "$@"

@@ -67,13 +67,15 @@ class WarmRunner:
     """A context manager around one zygote; see the module docstring."""
 
     def __init__(self, *, chapter: Chapter, backend: SandboxBackend, student_tests: Path | None,
-                 limits: Limits = Limits(), workers: int = 2, seed: int = 0, collect: bool = True) -> None:
+                 limits: Limits = Limits(), workers: int = 2, seed: int = 0, collect: bool = True,
+                 private: bool = False) -> None:
         if workers < 1:
             raise ValueError(f"workers must be at least 1, got {workers}")
         if student_tests is not None and not student_tests.is_dir():
             raise ValueError(f"student tests folder {student_tests} does not exist")
         self.chapter, self.backend, self.student_tests = chapter, backend, student_tests
         self.limits, self.workers, self.seed, self.collect = limits, workers, seed, collect
+        self.private = private  # a sandbox that reads no file another one reads (SandboxBackend.spawn)
         self.collected: tuple[str, ...] = ()
         self.collection_errors: tuple[str, ...] = ()
         self.landlock_abi = 0
@@ -125,7 +127,8 @@ class WarmRunner:
         waits to collect the tests, which runs the student's code, until await_ready()."""
         self._waiting_to_collect = wait_to_collect and self.collect
         self._process = self.backend.spawn([self.backend.python, f"{RUNNER_TARGET}/zygote.py"],
-                                           mounts=self.mounts(), limits=self.limits, env=THREAD_ENV)
+                                           mounts=self.mounts(), limits=self.limits, env=THREAD_ENV,
+                                           private=self.private)
         self._channel = Channel(self._process, shows_sandbox=not self.collect)
         self._ready_by = time.monotonic() + min(STARTUP_SECONDS, self.limits.wall_seconds)
         self._channel.send(self._config(), [], deadline=self._ready_by)

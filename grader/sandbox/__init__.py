@@ -151,8 +151,13 @@ class SandboxBackend(Protocol):
         mounts: Sequence[Mount],
         limits: Limits,
         env: Mapping[str, str] | None = None,
+        private: bool = False,
     ) -> SandboxedProcess:
-        """Start ``argv`` inside a new sandbox; raise SandboxUnavailable if it cannot run."""
+        """Start ``argv`` inside a new sandbox; raise SandboxUnavailable if it cannot run.
+
+        A ``private`` sandbox reads no file another sandbox reads: its Python, libraries and
+        mounts are copies of its own, not the host's files. Sandboxes sharing a file share what
+        the kernel caches of it (pages read, names looked up), which the other can tell by timing."""
 
 
 def get_backend(name: str) -> SandboxBackend:

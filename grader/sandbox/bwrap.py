@@ -25,6 +25,7 @@ import shutil
 import signal
 import stat
 import subprocess
+import tempfile
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -36,7 +37,8 @@ from grader.sandbox._env import (GLOBAL_PROC_FILES, GLOBAL_PROC_FOLDERS, SANDBOX
                                  sandbox_env)
 from grader.sandbox._outcome import SIGNAL_EXIT_BASE
 from grader.sandbox._process import WatchedProcess
-from grader.sandbox.runtime import default_env_dir, env_is_current
+from grader.sandbox.runtime import (default_env_dir, env_is_current, make_world_readable, private_copy_dir,
+                                    private_copy_is_current)
 from grader.sandbox.uids import UidLease, lease_uid
 
 SETUP_HINT = "run `python -m grader.sandbox.runtime` (as root) to create it"
@@ -83,8 +85,9 @@ class BwrapBackend:
     def check(self) -> None:
         for name, package in (("bwrap", "bubblewrap"), ("prlimit", "util-linux"), ("setpriv", "util-linux")):
             _tool(name, package)
-        if not env_is_current(self.env_dir):
-            raise SandboxUnavailable(f"the sandbox Python environment {self.env_dir} is missing or stale: {SETUP_HINT}")
+        if not env_is_current(self.env_dir) or not private_copy_is_current(self.env_dir):
+            raise SandboxUnavailable(f"the sandbox Python environment {self.env_dir} (or its private copy) is "
+                                     f"missing or stale: {SETUP_HINT}")
         # Through spawn, so the probe gets the same cgroups and a leased uid as a real sandbox.
         with self.spawn(["/usr/bin/true"], mounts=(), limits=Limits(wall_seconds=60.0)) as probe:
             result = probe.wait()
@@ -98,24 +101,27 @@ class BwrapBackend:
         mounts: Sequence[Mount],
         limits: Limits,
         env: Mapping[str, str] | None = None,
+        private: bool = False,
     ) -> BwrapProcess:
         if not argv:
             raise ValueError("argv must name a program to run inside the sandbox")
         for mount in mounts:
             self._check_source(mount)
         variables = sandbox_env(env)
-        lease = lease_uid() if self._as_root else None
+        held = _Held(lease_uid() if self._as_root else None)
         try:
+            if private:
+                mounts = held.copy_of(mounts)
             cgroup = (
                 _cgroup.SandboxCgroup.create(memory_bytes=limits.memory_bytes, processes=limits.processes)
                 if _cgroup.available()
                 else None
             )
-            bwrap_args = self._bwrap_args(mounts, limits, variables)
-            return BwrapProcess(self._launcher(limits, cgroup, lease), bwrap_args, list(argv), limits, cgroup, lease)
+            bwrap_args = self._bwrap_args(mounts, limits, variables, private)
+            return BwrapProcess(self._launcher(limits, cgroup, held.lease), bwrap_args, list(argv), limits, cgroup,
+                                held)
         except BaseException:
-            if lease is not None:
-                lease.release()
+            held.release()
             raise
 
     def _check_source(self, mount: Mount) -> None:
@@ -142,11 +148,13 @@ class BwrapBackend:
                       "--clear-groups", "--"]
         return chain
 
-    def _bwrap_args(self, mounts: Sequence[Mount], limits: Limits, env: Mapping[str, str] | None = None) -> list[str]:
+    def _bwrap_args(self, mounts: Sequence[Mount], limits: Limits, env: Mapping[str, str] | None,
+                    private: bool) -> list[str]:
+        python = private_copy_dir(self.env_dir) if private else None
         args = [
             _tool("bwrap", "bubblewrap"), "--unshare-all", "--unshare-user", "--disable-userns",
             "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--clearenv", "--hostname", "sandbox",
-            "--proc", "/proc", "--dev", "/dev", "--ro-bind", "/usr", "/usr",
+            "--proc", "/proc", "--dev", "/dev", "--ro-bind", str(python / "usr") if python else "/usr", "/usr",
         ]
         for name in GLOBAL_PROC_FILES + GLOBAL_PROC_FOLDERS:
             if os.path.isdir(f"/proc/{name}"):
@@ -154,11 +162,13 @@ class BwrapBackend:
             elif os.path.exists(f"/proc/{name}"):  # not every kernel has every file
                 args += ["--ro-bind", str(MASKED), f"/proc/{name}"]  # an empty file: /dev/null is nodev here
         for link in ROOT_LINKS:
-            if os.path.islink(link):
+            if python is not None and os.path.isdir(python / "usr" / link.lstrip("/")):
+                args += ["--symlink", "usr" + link, link]  # the private copy is laid out as a merged /usr
+            elif python is None and os.path.islink(link):
                 args += ["--symlink", os.readlink(link), link]
-            elif os.path.isdir(link):
+            elif python is None and os.path.isdir(link):
                 args += ["--ro-bind", link, link]
-        args += ["--ro-bind", str(self.env_dir), SANDBOX_ENV_TARGET]
+        args += ["--ro-bind", str(python / "env" if python else self.env_dir), SANDBOX_ENV_TARGET]
         for mount in mounts:
             args += ["--ro-bind", str(mount.source), mount.target]
         args += ["--size", str(limits.scratch_bytes), "--tmpfs", SCRATCH, "--chdir", SCRATCH]
@@ -166,6 +176,36 @@ class BwrapBackend:
         for key, value in (env or {}).items():
             args += ["--setenv", key, value]
         return args
+
+
+class _Held:
+    """What a sandbox holds on the host while it lives: its leased uid, and the copies of its
+    mounts when it is private (see BwrapBackend.spawn)."""
+
+    def __init__(self, lease: UidLease | None) -> None:
+        self.lease = lease
+        self._copies: Path | None = None
+
+    def copy_of(self, mounts: Sequence[Mount]) -> list[Mount]:
+        """The mounts as copies of their own, readable by the sandbox's uid."""
+        self._copies = Path(tempfile.mkdtemp(prefix="grader-private-mounts-"))
+        self._copies.chmod(0o755)
+        copied = []
+        for index, mount in enumerate(mounts):
+            copy = self._copies / str(index)
+            if mount.source.is_dir():
+                shutil.copytree(mount.source, copy, symlinks=True, ignore=shutil.ignore_patterns("__pycache__"))
+            else:
+                shutil.copy2(mount.source, copy)
+            copied.append(Mount(copy, mount.target))
+        make_world_readable(self._copies)
+        return copied
+
+    def release(self) -> None:
+        if self.lease is not None:
+            self.lease.release()
+        if self._copies is not None:
+            shutil.rmtree(self._copies, ignore_errors=True)
 
 
 class BwrapProcess(WatchedProcess):
@@ -178,11 +218,11 @@ class BwrapProcess(WatchedProcess):
         argv: list[str],
         limits: Limits,
         cgroup: _cgroup.SandboxCgroup | None,
-        lease: UidLease | None,
+        held: _Held,
     ) -> None:
         super().__init__(limits)
         self._cgroup = cgroup
-        self._lease = lease
+        self._held = held
         status_read, status_write = os.pipe()
         try:
             self._proc = subprocess.Popen(
@@ -269,8 +309,7 @@ class BwrapProcess(WatchedProcess):
             if fd is not None:
                 os.close(fd)
         self._remove_cgroup()
-        if self._lease is not None:
-            self._lease.release()  # nothing of the sandbox runs any more: the uid may be leased again
+        self._held.release()  # nothing of the sandbox runs any more: its uid and copies can go
 
     def _remove_cgroup(self) -> None:
         """Remove the cgroups, killing any straggler first; polls because kills are asynchronous."""

@@ -55,6 +55,7 @@ class DockerBackend:
 
     def __init__(self, image: str | None = None) -> None:
         self.image = image or os.environ.get(IMAGE_VARIABLE, DEFAULT_IMAGE)
+        self.private_image = private_image(self.image)
         self._api: APIClient | None = None
 
     def api(self) -> APIClient:
@@ -72,10 +73,11 @@ class DockerBackend:
             api.ping()
         except docker.errors.DockerException as error:
             raise SandboxUnavailable(f"the Docker engine is not reachable ({error}); start dockerd") from None
-        try:
-            api.inspect_image(self.image)
-        except docker.errors.ImageNotFound:
-            raise SandboxUnavailable(f"the sandbox image {self.image} is missing: {BUILD_HINT}") from None
+        for image in (self.image, self.private_image):
+            try:
+                api.inspect_image(image)
+            except docker.errors.ImageNotFound:
+                raise SandboxUnavailable(f"the sandbox image {image} is missing: {BUILD_HINT}") from None
 
     def spawn(
         self,
@@ -84,6 +86,7 @@ class DockerBackend:
         mounts: Sequence[Mount],
         limits: Limits,
         env: Mapping[str, str] | None = None,
+        private: bool = False,
     ) -> DockerProcess:
         if not argv:
             raise ValueError("argv must name a program to run inside the sandbox")
@@ -94,16 +97,16 @@ class DockerBackend:
         api = self.api()
         lease = lease_uid()
         try:
-            return self._start(api, argv, archive, limits, env, lease)
+            return self._start(api, self.private_image if private else self.image, argv, archive, limits, env, lease)
         except BaseException:
             lease.release()
             raise
 
-    def _start(self, api: APIClient, argv: Sequence[str], archive: bytes, limits: Limits,
+    def _start(self, api: APIClient, image: str, argv: Sequence[str], archive: bytes, limits: Limits,
                env: Mapping[str, str] | None, lease: UidLease) -> DockerProcess:
         try:
             container = api.create_container(
-                self.image,
+                image,
                 command=list(argv),
                 user=f"{lease.uid}:{lease.uid}",
                 working_dir=SCRATCH,
@@ -114,7 +117,7 @@ class DockerBackend:
                 host_config=self._host_config(api, limits, lease.uid),
             )["Id"]
         except docker.errors.ImageNotFound:
-            raise SandboxUnavailable(f"the sandbox image {self.image} is missing: {BUILD_HINT}") from None
+            raise SandboxUnavailable(f"the sandbox image {image} is missing: {BUILD_HINT}") from None
         try:
             api.put_archive(container, "/", archive)
             return DockerProcess(api, container, limits, lease)
@@ -145,6 +148,15 @@ class DockerBackend:
         config["MaskedPaths"] = [*ENGINE_MASKED_PATHS,
                                  *(f"/proc/{name}" for name in (*GLOBAL_PROC_FILES, *GLOBAL_PROC_FOLDERS))]
         return config
+
+
+def private_image(image: str) -> str:
+    """The image of the same files in a layer of their own (docker/sandbox/build.sh), for private
+    sandboxes: mounts are copied into every container anyway, but its image's files are shared."""
+    name, colon, tag = image.rpartition(":")
+    if not colon or "/" in tag:  # no tag (the colon, if any, was a registry's port)
+        return f"{image}-private"
+    return f"{name}-private:{tag}"
 
 
 def mounts_archive(mounts: Sequence[Mount]) -> bytes:

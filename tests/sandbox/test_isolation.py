@@ -8,6 +8,7 @@ import shutil
 import socket
 import subprocess
 from collections.abc import Iterator
+from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
@@ -251,3 +252,30 @@ def test_proc_says_nothing_of_the_whole_machine(backend: SandboxBackend) -> None
     shown, cpus = run.stdout.decode().rsplit(" ", 1)
     assert json.loads(shown) == {}, run.exit.stderr
     assert int(cpus) >= 1  # what numpy and pytest need still works
+
+
+WHICH_FILES = """
+import json, os, sys
+import numpy
+print(json.dumps({path: os.stat(path).st_ino for path in
+                  (os.path.realpath(sys.executable), os.__file__, numpy.__file__, "/data/module.py")}), flush=True)
+sys.stdin.read()
+"""
+
+
+def test_a_private_sandbox_reads_none_of_the_files_others_read(backend: SandboxBackend, shared_dir: Path) -> None:
+    """What the kernel caches of a file (its pages, the names looked up beside it) is shared by
+    every sandbox that reads it, and one can tell by timing what another read: the sandbox that
+    runs the student's suite warm is private, with its own copies of Python and of its mounts.
+    All three live at once, so no inode number can have been freed and given again."""
+    with ExitStack() as stack:
+        inodes = []
+        for private in (False, False, True):
+            process = stack.enter_context(backend.spawn([backend.python, "-c", WHICH_FILES],
+                                                        mounts=(Mount(shared_dir, "/data"),), limits=Limits(),
+                                                        private=private))
+            inodes.append(json.loads(read_line(process)))
+    shared, again, private = inodes
+    python_files = [path for path in shared if path != "/data/module.py"]
+    assert all(shared[path] == again[path] for path in python_files)  # without it, the same files
+    assert all(shared[path] != private[path] for path in shared), (shared, private)
