@@ -156,11 +156,8 @@ def _grade(chapter: Chapter, catalogue: Catalogue, submission: Submission, backe
            settings: Settings, started: float) -> Report:
     timing: dict[str, float] = {}
     with ExitStack() as stack:
-        background = stack.enter_context(ThreadPoolExecutor(max_workers=1, thread_name_prefix="disguise"))
+        background = stack.enter_context(ThreadPoolExecutor(max_workers=1, thread_name_prefix="compile"))
         runners = stack.enter_context(sandboxed_runners(chapter, submission, backend_name, settings))
-        # compiled while the implementation is graded, one run at a time: a core is idle then (while
-        # the sandboxes start, both are busy)
-        disguised = background.submit(_disguised, catalogue, chapter) if runners.fast is not None else None
         timing["startup"] = _since(started)
         # Everything the clean sandbox runs before the timeouts are settled is done before the first
         # module reaches the fast one (see Runners): only then does the student's code there know
@@ -169,9 +166,12 @@ def _grade(chapter: Chapter, catalogue: Catalogue, submission: Submission, backe
         tests = None
         fast = runners.fast
         if fast is not None:
-            sent, compiled = _timed(timing, "disguise_wait", Future.result, disguised)
-            alone = _timed(timing, "alone", _alone_pass, runners.clean, sent, _correct(sent),
-                           alone_sample(sent, settings), compiled, settings.alone_timeout)
+            sent = _timed(timing, "disguise", disguise_catalogue, catalogue)  # what the sandboxes get
+            sample = alone_sample(sent, settings)
+            compiled, rest = _compiled(sent, sample, module_file(chapter), background)
+            alone = _timed(timing, "alone", _alone_pass, runners.clean, sent, _correct(sent), sample, compiled,
+                           settings.alone_timeout)
+            compiled = {**compiled, **rest.result()}
             _timed(timing, "collection", fast.await_ready)  # the student's code runs there from now on
             suite = _timed(timing, "mutation", _mutation_pass, fast, sent, compiled)
             fast.close()  # and nothing of it is alive while the timeouts are settled
@@ -279,12 +279,14 @@ def load_trusted_module(chapter: Chapter, name: str, source: bytes) -> ModuleTyp
     return module
 
 
-def _disguised(catalogue: Catalogue, chapter: Chapter) -> tuple[Catalogue, dict[bytes, bytes]]:
-    """The catalogue as the sandboxes get it in this grade (grader/disguise.py), and every module
-    either pass may send, compiled once for both."""
-    sent = disguise_catalogue(catalogue)
-    sources = [sent.reference, *sent.variants, FORCED_FAILURE_SOURCE, *(m.source for m in sent.mutants)]
-    return sent, compile_modules(sources, module_file(chapter))
+def _compiled(sent: Catalogue, sample: set[str], filename: str,
+              background: ThreadPoolExecutor) -> tuple[dict[bytes, bytes], Future[dict[bytes, bytes]]]:
+    """Every module either pass may send, compiled once for both (this grade's disguise is new):
+    what the runs alone need now, the rest in ``background`` while they run, one at a time, a
+    core being idle then."""
+    first = [*_correct(sent).values(), *(m.source for m in sent.mutants if m.id in sample)]
+    rest = [FORCED_FAILURE_SOURCE, *(m.source for m in sent.mutants if m.id not in sample)]
+    return compile_modules(first, filename), background.submit(compile_modules, rest, filename)
 
 
 def _mutation_pass(runner: WarmRunner, catalogue: Catalogue, compiled: dict[bytes, bytes]) -> SuitePass:
