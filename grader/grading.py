@@ -159,9 +159,9 @@ def _grade(chapter: Chapter, catalogue: Catalogue, submission: Submission, backe
         background = stack.enter_context(ThreadPoolExecutor(max_workers=1, thread_name_prefix="compile"))
         runners = stack.enter_context(sandboxed_runners(chapter, submission, backend_name, settings))
         timing["startup"] = _since(started)
-        # Everything the clean sandbox runs before the timeouts are settled is done before the first
-        # module reaches the fast one (see Runners): only then does the student's code there know
-        # anything worth passing on, through whatever the two sandboxes still share.
+        # Everything the clean sandbox reports on runs before the fast one collects the suite (the
+        # student's code's first run there), and the timeouts are settled once it is closed: see
+        # Runners for what the two sandboxes would otherwise share.
         implementation = _grade_implementation(runners.clean, chapter, catalogue, submission, settings, timing)
         tests = None
         fast = runners.fast
