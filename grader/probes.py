@@ -30,7 +30,8 @@ TOLERANCES = {"float64": (1e-6, 1e-9), "float32": (1e-4, 1e-5)}  # rtol, atol
 # Names that are no score (course test: LuongAttention(d, "cosine") raises a ValueError naming it).
 NOT_SCORES = ("cosine", "additive", "bilinear", "location", "scaled_dot")
 CONTRACT = "contract"
-LARGE_SCORES = 100.0  # a query row scaled so its scores have about this spread
+LARGE_SCORE = 200.0  # float32's exp overflows above about 88.7
+WIDTHS = {"float64": (1, 9), "float32": (9, 25)}  # each dtype's widths d, as integers(low, high)
 MAX_QUOTED_CHARS = 200  # of any student-derived text a disagreement quotes
 # What np.savez writes, and so all an answer may hold: numbered cases' arrays of bools, numbers or text.
 ANSWER_MEMBER = re.compile(r"case\d+\..+\.npy", re.DOTALL)
@@ -60,34 +61,50 @@ def draw_cases(seed: int, reference) -> bytes:
 
 
 def _numbers_case(rng: np.random.Generator, reference, score: str, dtype: str) -> dict[str, np.ndarray]:
-    # Widths and lengths vary (the course tests use d = 2 and 3 among others), so a module that
-    # only works at the sizes it was tried on does not agree by luck; the rows come in a drawn
-    # order, and one row's query is large enough that its scores overflow float32's exp unless
-    # the softmax subtracts the row's maximum first (as the substrate's does).
-    d, length = int(rng.integers(1, 17)), int(rng.integers(3, 12))
+    # Widths and lengths vary (the course tests use d = 2 and 3 among others, a decoder widths in
+    # the tens), so a module that only works at the sizes it was tried on does not agree by luck:
+    # small widths in float64 and larger ones in float32, so each score meets both. The rows come
+    # in a drawn order, and one row scores a real position LARGE_SCORE (see _overflowing).
+    d, length = int(rng.integers(*WIDTHS[dtype])), int(rng.integers(3, 12))
     mask = _mask(rng, length)
     batch = len(mask)
-    query, large = rng.normal(size=(batch, d)), rng.integers(batch)
-    query[large] *= LARGE_SCORES / np.sqrt(d)
-    upstream = np.ones((batch, 1))
-    upstream[large] = 0.0  # its gradients would sum terms too large for float32's tolerance
     case = {
         "kind": np.array("numbers"),
         "dtype": np.array(dtype),
         "d": np.array(d),
         "score": np.array(score),
-        "query": query,
+        "query": rng.normal(size=(batch, d)),
         "keys": rng.normal(size=(batch, length, d)),
         "mask": mask,
-        "up_context": rng.normal(size=(batch, d)) * upstream,
-        "up_weights": rng.normal(size=(batch, length)) * upstream,
-        "up_attentional": rng.normal(size=(batch, d)) * upstream,
+        "up_context": rng.normal(size=(batch, d)),
+        "up_weights": rng.normal(size=(batch, length)),
+        "up_attentional": rng.normal(size=(batch, d)),
         "next_query": rng.normal(size=(batch, d)),
         "next_keys": rng.normal(size=(batch, length, d)),
+        "next_mask": _mask(rng, length),
     }
     for name, parameter in reference.LuongAttention(d, score).named_parameters():
-        case[f"param:{name}"] = rng.normal(size=parameter.shape) / np.sqrt(parameter.shape[-1])
+        for prefix in ("param:", "next_param:"):
+            case[prefix + name] = rng.normal(size=parameter.shape) / np.sqrt(parameter.shape[-1])
+    _overflowing(rng, case, score)
     return case
+
+
+def _overflowing(rng: np.random.Generator, case: dict[str, np.ndarray], score: str) -> None:
+    """Give one row with real tokens a query that scores its longest projected key LARGE_SCORE, so
+    float32's exp overflows unless the softmax subtracts the row's maximum first (as the
+    substrate's does); the row's upstream gradients are zero, as its gradients would sum terms too
+    large for float32's tolerance. The concat score is bounded by its tanh: no row of it is."""
+    if score == "concat":
+        return
+    rows = np.flatnonzero(case["mask"].any(axis=1))
+    row = rows[rng.integers(len(rows))]
+    keys = case["keys"][row][case["mask"][row]]
+    projected = keys @ case["param:score_proj.weight"].T if score == "general" else keys
+    longest = projected[np.argmax(np.einsum("sd,sd->s", projected, projected))]
+    case["query"][row] = LARGE_SCORE * longest / (longest @ longest)
+    for name in ("up_context", "up_weights", "up_attentional"):
+        case[name][row] = 0.0
 
 
 def _mask(rng: np.random.Generator, length: int) -> np.ndarray:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from grader.patches import apply_patch
 from hostile_helpers import CORRECT_IMPL, SUBMISSIONS, assert_contained, hostile_cases, hostile_impl
 
 # Cases that end quickly; hangs cost whole course-test and probe timeouts, so they are slow.
@@ -68,40 +69,14 @@ def test_a_course_run_that_reports_no_test_is_no_pass(grade_hostile, sandbox_bac
     assert all(test["outcome"] == "error" and "no result" in test["message"] for test in implementation["tests"])
 
 
-# Wrong only where no course test looks, so every course test passes on each (found by a
-# red-team helper): the probes must see it. Each is a change to the correct example.
-WRONG_WHERE_THE_COURSE_TESTS_DO_NOT_LOOK = {
-    # every parameter NaN when no rng is given (a decoder built the default way cannot train)
-    "nan_default_init": ("        self.combine = Linear(2 * d, d, bias=False, rng=rng)  # W_c on [c ; h]\n",
-                         "        self.combine = Linear(2 * d, d, bias=False, rng=rng)  # W_c on [c ; h]\n"
-                         "        for parameter in self.parameters() if default else ():\n"
-                         "            parameter.data[...] = np.nan\n"),
-    # exp without subtracting the row's maximum: NaN once a float32 score passes about 88
-    "unstable_softmax": ("    return F.softmax(safe, axis=-1) * Tensor(mask.astype(scores.dtype))\n",
-                         "    e = F.exp(safe)\n"
-                         "    return e / e.sum(axis=-1, keepdims=True) * Tensor(mask.astype(scores.dtype))\n"),
-    # the first cached projection kept for good: every later batch is read with the first's keys
-    "stale_proj_cache": ('        e = self.scores(query, keys, proj)\n',
-                         '        if proj is not None:\n'
-                         '            self.__dict__.setdefault("_first_proj", proj)\n'
-                         '            proj = self.__dict__["_first_proj"]\n'
-                         '        e = self.scores(query, keys, proj)\n'),
-    # pitfall s07, but only at widths above the course tests' and the old probes' (9 and up)
-    "scaled_when_wide": ("        return (proj * query.unsqueeze(1)).sum(axis=-1)\n",
-                         "        raw = (proj * query.unsqueeze(1)).sum(axis=-1)\n"
-                         "        return raw * (1.0 / float(np.sqrt(self.d))) if self.d > 9 else raw\n"),
-}
+# Wrong only where no course test looks, so every course test passes on each (found by red-team
+# helpers): the probes must see it. Each is a patch to the correct example (see the README there).
+UNLOOKED = SUBMISSIONS / "impl" / "unlooked"
 
 
-@pytest.mark.parametrize("name", sorted(WRONG_WHERE_THE_COURSE_TESTS_DO_NOT_LOOK))
+@pytest.mark.parametrize("name", sorted(path.stem for path in UNLOOKED.glob("*.patch")))
 def test_wrong_where_the_course_tests_do_not_look_is_caught_by_the_probes(name, grade_hostile, sandbox_backend):
-    old, new = WRONG_WHERE_THE_COURSE_TESTS_DO_NOT_LOOK[name]
-    correct = CORRECT_IMPL.read_text(encoding="utf-8")
-    assert correct.count(old) == 1
-    wrong = correct.replace(old, new)
-    if name == "nan_default_init":
-        wrong = wrong.replace("        rng = rng if rng is not None else PCG32()\n",
-                              "        default, rng = rng is None, rng if rng is not None else PCG32()\n")
+    wrong = apply_patch(CORRECT_IMPL.read_text(encoding="utf-8"), (UNLOOKED / f"{name}.patch").read_text())
     graded = grade_hostile(impl=wrong, backend=sandbox_backend("bwrap"))
     assert_contained(graded)
     implementation = graded.report["implementation"]

@@ -380,3 +380,16 @@ def test_student_text_is_clipped_wherever_a_disagreement_quotes_it(payload):
     assert [line.partition(":")[0] for line in disagreements] == ["dot", *LABELS[1:], "contract"]
     assert not any("A" * (probes.MAX_QUOTED_CHARS + 1) in line for line in disagreements)
     assert sum(len(line) for line in disagreements) < len(flood) / 4  # a few quotes, never the flood
+
+
+def test_query_from_counts_by_its_text(payload):
+    """A correct module may say ``query_from`` with a StrEnum member equal to "current" (a str, as
+    the contract asks); the probes compared its repr and failed it (found by a red-team helper)."""
+    source = (EXAMPLES / "correct/python/tinyllm/seq2seq/luong.py").read_text(encoding="utf-8")
+    assert source.count('    query_from = "current"') == 1
+    source = source.replace('    query_from = "current"', '    query_from = QueryFrom.CURRENT').replace(
+        "class LuongAttention(", 'import enum\n\n\nclass QueryFrom(enum.StrEnum):\n    CURRENT = "current"\n\n\n'
+        "class LuongAttention(", 1)
+    module = load_trusted_module(CHAPTER, "strenum_query_from", source.encode())
+    verdict = probes.judge(probes.outputs_of(module, payload), probes.outputs_of(REFERENCE, payload), dict)
+    assert verdict.agree, verdict.disagreements

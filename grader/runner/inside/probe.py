@@ -26,6 +26,8 @@ import numpy as np
 MAX_ERROR_CHARS = 300
 ECHOED = ("kind", "score", "dtype")  # payload fields copied into the answer
 CACHED = "with_proj:"  # prefix of the outputs read through forward(..., proj=project_keys(keys))
+NEXT = "next_"  # prefix of the second read's inputs and outputs
+AGAIN = "again_"  # prefix of the outputs of the cached module's third read, the first inputs without proj
 
 
 def run(module, payload: bytes) -> bytes:
@@ -59,15 +61,28 @@ def _split_cases(archive) -> dict[int, dict[str, np.ndarray]]:
 def _numbers(module, case: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """One score's forward and backward pass at one dtype, with the grader's weights and inputs:
     once as the course tests call ``forward``, and once through ``proj=project_keys(keys)`` as the
-    decoder does (L4.1 trains through that path, so its gradients are compared too)."""
+    decoder does (L4.1 trains through that path, so its gradients are compared too). Then each
+    module is read again as a decoder reuses one: other weights loaded, the next batch's keys and
+    mask, a second backward pass (gradients add up), and the cached one a third time, without
+    ``proj``: nothing of an earlier read may stay."""
     dtype = np.dtype(str(case["dtype"]))
     plain, cached = _loaded(module, case, dtype), _loaded(module, case, dtype)
-    outputs = {
+    first = {
         **_read_and_backprop(plain, case, dtype, cached=False),
         **{CACHED + name: value for name, value in _read_and_backprop(cached, case, dtype, cached=True).items()},
         "scores": plain.scores(_given(case, "query", dtype), _given(case, "keys", dtype)).data,
-        **_read_next(plain, case, dtype, cached=False),
-        **{CACHED + name: value for name, value in _read_next(cached, case, dtype, cached=True).items()},
+    }
+    for attention in (plain, cached):
+        attention.load_state_dict(_weights(case, NEXT + "param:", dtype))
+    outputs = {
+        **first,
+        **{NEXT + name: value for name, value in _read_and_backprop(plain, case, dtype, cached=False,
+                                                                    step=NEXT).items()},
+        **{CACHED + NEXT + name: value for name, value in _read_and_backprop(cached, case, dtype, cached=True,
+                                                                             step=NEXT).items()},
+        # and without proj, after project_keys saw other keys: no projection may be remembered
+        **{CACHED + AGAIN + name: value for name, value in _read_and_backprop(cached, case, dtype,
+                                                                              cached=False).items()},
     }
     dtypes = np.array([f"{name} {np.asarray(value).dtype if value is not None else None}"
                        for name, value in outputs.items()])
@@ -85,47 +100,45 @@ def _loaded(module, case: dict[str, np.ndarray], dtype: np.dtype):
     """A fresh module at ``dtype`` with the grader's weights: each pass starts with no gradients."""
     attention = module.LuongAttention(int(case["d"]), str(case["score"]))
     attention.to(dtype)
-    attention.load_state_dict({k.removeprefix("param:"): v.astype(dtype) for k, v in case.items()
-                               if k.startswith("param:")})
+    attention.load_state_dict(_weights(case, "param:", dtype))
     return attention
 
 
-def _read_and_backprop(attention, case: dict[str, np.ndarray], dtype: np.dtype, cached: bool) -> dict:
+def _weights(case: dict[str, np.ndarray], prefix: str, dtype: np.dtype) -> dict[str, np.ndarray]:
+    return {k.removeprefix(prefix): v.astype(dtype) for k, v in case.items() if k.startswith(prefix)}
+
+
+def _read_and_backprop(attention, case: dict[str, np.ndarray], dtype: np.dtype, cached: bool, step: str = "") -> dict:
     """Context, weights and attentional state, then the gradients of a loss that weighs each with
-    the grader's random upstream gradients, so every output's gradient reaches every input."""
-    query, keys = _given(case, "query", dtype, requires_grad=True), _given(case, "keys", dtype, requires_grad=True)
+    the grader's random upstream gradients, so every output's gradient reaches every input; and
+    whether the caller's inputs came back as they were given. ``step`` picks the inputs: the
+    first read's, or the next one's."""
+    query, keys = (_given(case, step + name, dtype, requires_grad=True) for name in ("query", "keys"))
+    mask = case[step + "mask"].copy()
     if cached:
-        context, weights = attention.forward(query, keys, case["mask"], proj=attention.project_keys(keys))
+        context, weights = attention.forward(query, keys, mask, proj=attention.project_keys(keys))
     else:
-        context, weights = attention.forward(query, keys, case["mask"])
+        context, weights = attention.forward(query, keys, mask)
     attentional = attention.attentional(query, context)
+    kept = all(np.array_equal(given, case[step + name].astype(given.dtype))
+               for given, name in ((query.data, "query"), (keys.data, "keys"), (mask, "mask")))
     loss = ((context * _given(case, "up_context", dtype)).sum() + (weights * _given(case, "up_weights", dtype)).sum()
             + (attentional * _given(case, "up_attentional", dtype)).sum())
     loss.backward()
     return {"context": context.data, "weights": weights.data, "attentional": attentional.data,
-            "grad_query": query.grad, "grad_keys": keys.grad,
+            "grad_query": query.grad, "grad_keys": keys.grad, "inputs_kept": np.array(float(kept)),
             **{f"grad:{name}": parameter.grad for name, parameter in attention.named_parameters()}}
-
-
-def _read_next(attention, case: dict[str, np.ndarray], dtype: np.dtype, cached: bool) -> dict:
-    """The same module, read again with other keys (the next batch, as the decoder reuses one
-    module): nothing of the first read may stay with it, a projection of the keys above all."""
-    query, keys = _given(case, "next_query", dtype), _given(case, "next_keys", dtype)
-    proj = attention.project_keys(keys) if cached else None
-    context, weights = attention.forward(query, keys, case["mask"], proj=proj)
-    return {"next:context": context.data, "next:weights": weights.data,
-            "next:attentional": attention.attentional(query, context).data}
 
 
 def _contract(module, case: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """What the module promises besides numbers, as text the grader compares line by line."""
     d = int(case["d"])
-    parameters, initialisation, query_from = [], [], [f"class {getattr(module.LuongAttention, 'query_from', None)!r}"]
+    parameters, initialisation, query_from = [], [], [f"class {_text(getattr(module.LuongAttention, 'query_from', None))}"]
     for score in (str(s) for s in case["scores"]):
         attention = module.LuongAttention(d, score)
         parameters += [f"{score}: {name} {tuple(p.shape)} {p.dtype}" for name, p in attention.named_parameters()]
         parameters.append(f"{score}: state_dict {list(attention.state_dict())}")
-        query_from.append(f"{score} {getattr(attention, 'query_from', None)!r}")
+        query_from.append(f"{score} {_text(getattr(attention, 'query_from', None))}")
         initialisation += _initialisation(module, d, score, [int(seed) for seed in case["seeds"]])
     calls = [json.loads(str(call)) for call in case["calls"]]
     return {"parameters": np.array(parameters), "query_from": np.array(query_from),
@@ -137,8 +150,9 @@ def _contract(module, case: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
 def _initialisation(module, d: int, score: str, seeds: list[int]) -> list[str]:
     """How the initialisation follows ``rng`` (PCG32, M06.3), one line per parameter: the first
     seed twice gives the same values, the second seed other values, and the default (no ``rng``)
-    the same values each time; nothing starts at zero or anything but finite. Not the values
-    themselves: a correct module may draw its layers in another order."""
+    the same values each time, none of them another parameter's (one stream draws them all);
+    nothing starts at zero or anything but finite. Not the values themselves: a correct module
+    may draw its layers in another order."""
     from tinyllm.random import PCG32
 
     first, again, other = (dict(module.LuongAttention(d, score, rng=PCG32(seed)).named_parameters())
@@ -147,9 +161,19 @@ def _initialisation(module, d: int, score: str, seeds: list[int]) -> list[str]:
     return [f"{score}: {name} {'repeats' if _equal(first, again, name) else 'does not repeat'} with its seed, "
             f"{'does not change' if _equal(first, other, name) else 'changes'} with another, "
             f"{'repeats' if _equal(default, default_again, name) else 'does not repeat'} by default, "
+            f"{'copies another parameter' if _copies_another(default, name) else 'is its own'}, "
             f"{'is not all zeros' if np.any(parameter.data) else 'is all zeros'}, "
             f"{'is finite' if all(_finite(p, name) for p in (first, default)) else 'is not finite'}"
             for name, parameter in first.items()]
+
+
+def _copies_another(parameters: dict, name: str) -> bool:
+    return any(other != name and _equal(parameters, {name: parameters[other]}, name) for other in parameters)
+
+
+def _text(value: object) -> str:
+    """A value as the contract compares it: a str (a StrEnum member too) by its text."""
+    return repr(str(value)) if isinstance(value, str) else repr(value)
 
 
 def _finite(parameters: dict, name: str) -> bool:
