@@ -174,9 +174,9 @@ def _grade(chapter: Chapter, catalogue: Catalogue, submission: Submission, backe
             compiled = {**compiled, **rest.result()}
             _timed(timing, "collection", fast.await_ready)  # the student's code runs there from now on
             suite = _timed(timing, "mutation", _mutation_pass, fast, sent, compiled)
-            fast.close()  # and nothing of it is alive while the timeouts are settled
-            alone = _timed(timing, "settle", _settle_timeouts, runners.clean, sent, suite, alone, compiled,
-                           settings.settle_limit)
+            fast.close()  # and nothing of it is alive during the runs alone after it
+            alone = _timed(timing, "after_the_pass", _after_the_pass, runners.clean, sent, suite, alone, compiled,
+                           settings)
             tests = _grade_tests(suite, alone, chapter, sent, frozenset(fast.collected))
     timing["total"] = _since(started)
     return Report(
@@ -325,25 +325,33 @@ def _alone_pass(runner: WarmRunner, catalogue: Catalogue, correct: dict[str, byt
                      mutants=tuple(mutants))
 
 
-def _settle_timeouts(runner: WarmRunner, catalogue: Catalogue, suite: SuitePass, alone: SuitePass,
-                     compiled: dict[bytes, bytes], limit: int) -> SuitePass:
-    """``alone`` with a run alone of up to ``limit`` mutants, drawn afresh, of those that timed out
-    in the fast pass and had none: such a timeout counts only as that run comes out, and the others
-    as survivors (scoring.settle_timeouts). The correct implementations run again among them: a run
-    that could tell it came after the first runs alone (by the pid counter, by the clock) would
-    otherwise know it holds a mutant.
+def _after_the_pass(runner: WarmRunner, catalogue: Catalogue, suite: SuitePass, alone: SuitePass,
+                    compiled: dict[bytes, bytes], settings: Settings) -> SuitePass:
+    """``alone`` with more runs alone, made once the fast sandbox is closed and drawn afresh then:
+    up to ``settle_limit`` of the mutants that timed out in the fast pass (such a timeout counts
+    only as that run comes out, the others as survivors: scoring.settle_timeouts), and
+    ``recheck_sample`` of the ones it killed. The correct implementations run again among them:
+    a run that could tell it came after the first runs alone (by the pid counter, by the clock)
+    would otherwise know it holds a mutant.
 
-    Why a limit: these are the only runs the grade trusts that come after the fast sandbox has
-    seen the reference. It is closed by then, but what it did to state the host keeps for everyone
-    (the page cache of the files both sandboxes read, the kernel's global counters) can outlive it;
-    a suite that stalled every mutant there and read such state here would buy a kill per settled
-    mutant. The limit bounds that; an honest suite's genuine timeouts are rare (the budget is ten
-    times the reference's run)."""
-    timed_out = sorted(m for m in suite.mutants if suite.runs[m].outcome is Outcome.TIMEOUT and m not in alone.runs)
-    if not timed_out:
+    Why a recheck: the sample run alone before the fast pass is only a check if the fast zygote
+    cannot learn it, and the two sandboxes share a kernel whose machine-wide counters (the inode
+    numbers of pipes, for one) a run can move and another read; a suite that learnt the sample
+    could be honest on it alone. A sample drawn after the pass cannot have been learnt.
+
+    Why a limit on the timeouts: these runs come after the fast sandbox has seen the reference,
+    and what it did to state the host keeps for everyone can outlive it; a suite that stalled
+    every mutant there and read such state here would buy a kill per settled mutant. An honest
+    suite's genuine timeouts are rare (the budget is ten times the reference's run)."""
+    draw = random.SystemRandom()
+    fresh = sorted(m for m in suite.mutants if m not in alone.runs and m != FORCED_FAILURE)
+    timed_out = [m for m in fresh if suite.runs[m].outcome is Outcome.TIMEOUT]
+    killed = [m for m in fresh if suite.runs[m].killed and suite.runs[m].outcome is not Outcome.TIMEOUT]
+    chosen = {*draw.sample(timed_out, min(settings.settle_limit, len(timed_out))),
+              *draw.sample(killed, min(settings.recheck_sample, len(killed)))}
+    if not chosen:
         return alone
-    settled = set(random.SystemRandom().sample(timed_out, min(limit, len(timed_out))))
-    more = _alone_pass(runner, catalogue, _correct(catalogue, AGAIN), settled, compiled, alone.timeout)
+    more = _alone_pass(runner, catalogue, _correct(catalogue, AGAIN), chosen, compiled, alone.timeout)
     return replace(alone, runs={**alone.runs, **more.runs}, variants=alone.variants + more.variants,
                    mutants=alone.mutants + more.mutants)
 

@@ -33,6 +33,7 @@ class Settings:
     alone_sample: int = 12  # pool mutants (beside every pitfall) whose fast-pass kill is checked by a run alone
     alone_timeout: float = 10.0  # one run alone, collection included (an honest suite's takes well under a second)
     settle_limit: int = 8  # fast-pass timeouts run alone after the pass (drawn at random); the rest survive
+    recheck_sample: int = 6  # fast-pass kills run alone again after the pass, drawn then
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] = os.environ) -> Settings:

@@ -84,7 +84,7 @@ def test_runs_alone_never_overlap(grade_hostile, sandbox_backend):
                            backend=sandbox_backend("bwrap"))
     assert_contained(graded)
     alone = [run for run in graded.report["tests"]["validity"] if run["implementation"].endswith("(run alone)")]
-    assert [run["outcome"] for run in alone] == ["passed", "passed"], alone
+    assert len(alone) >= 2 and all(run["outcome"] == "passed" for run in alone), alone
     assert "only when run after other implementations" not in (graded.report["tests"]["invalid_reason"] or "")
 
 

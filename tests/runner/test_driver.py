@@ -207,6 +207,8 @@ def test_kernel_objects_that_outlive_a_run_are_refused(suite_folder, runner_for,
                     with pytest.raises(PermissionError):
                         mapped.madvise(advice)
                 mapped.madvise(mmap.MADV_DONTNEED)  # malloc's advice still works
+            with pytest.raises(PermissionError):
+                os.memfd_create("l43")  # numbered from a counter of the whole machine
             ctypes.set_errno(0)  # the whole machine's free memory, which a run could move
             assert libc.sysinfo(ctypes.create_string_buffer(128)) == -1 and ctypes.get_errno() == errno.EPERM
             ctypes.set_errno(0)  # unfiltered, a null address would give ENOMEM

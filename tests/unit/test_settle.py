@@ -1,4 +1,5 @@
-"""Settling the fast pass's timeouts: at most the limit run alone, drawn afresh, the rest survive.
+"""The runs alone after the fast pass: at most the limit of its timeouts, drawn afresh (the rest
+survive), and a sample of its kills, drawn then.
 
 The runner here is a stand-in that records what it was asked to run: what is tested is the
 grader's own choice of runs, not the sandbox (tests/hostile runs the real thing).
@@ -7,10 +8,11 @@ grader's own choice of runs, not the sandbox (tests/hostile runs the real thing)
 from __future__ import annotations
 
 from grader import scoring
-from grader.grading import _settle_timeouts
+from grader.grading import _after_the_pass
 from grader.mutants import load_catalogue
 from grader.report.model import MutantOutcome, MutantResult
 from grader.runner.results import REFERENCE, Outcome, SuitePass, SuiteRun
+from grader.settings import Settings
 
 
 class RecordingRunner:
@@ -37,7 +39,7 @@ def test_only_the_limit_of_timed_out_mutants_is_settled_and_the_rest_survive(cha
     pool = [m.id for m in catalogue.mutants if not m.pitfall][:20]
     suite, nothing_alone = timed_out_pass(pool), SuitePass(timeout=10.0, runs={}, variants=(), mutants=())
     runner = RecordingRunner()
-    alone = _settle_timeouts(runner, catalogue, suite, nothing_alone, {}, 8)
+    alone = _after_the_pass(runner, catalogue, suite, nothing_alone, {}, Settings(settle_limit=8))
     [asked] = runner.asked
     settled = [run_id for run_id in asked if run_id in pool]
     assert len(settled) == 8 and len(asked) == 8 + 1 + len(catalogue.variants)  # the correct ones again
@@ -46,7 +48,7 @@ def test_only_the_limit_of_timed_out_mutants_is_settled_and_the_rest_survive(cha
         {m: scoring.AloneRun(MutantOutcome.KILLED, 0.1) for m in alone.mutants})
     assert sorted(r.id for r in results if r.outcome.is_killed) == sorted(settled)
     again = RecordingRunner()  # drawn afresh: the same 8 of 20 twice once in 125,970 grades
-    _settle_timeouts(again, catalogue, suite, nothing_alone, {}, 8)
+    _after_the_pass(again, catalogue, suite, nothing_alone, {}, Settings(settle_limit=8))
     assert set(again.asked[0]) != set(asked)
 
 
@@ -54,5 +56,24 @@ def test_every_timeout_is_settled_under_the_limit(chapter):
     catalogue = load_catalogue(chapter)
     pool = [m.id for m in catalogue.mutants if not m.pitfall][:3]
     runner = RecordingRunner()
-    _settle_timeouts(runner, catalogue, timed_out_pass(pool), SuitePass(10.0, {}, (), ()), {}, 8)
+    _after_the_pass(runner, catalogue, timed_out_pass(pool), SuitePass(10.0, {}, (), ()), {}, Settings(settle_limit=8))
     assert set(pool) <= set(runner.asked[0])
+
+
+def test_a_sample_of_the_kills_is_run_alone_again_drawn_after_the_pass(chapter):
+    """The sample run alone before the pass is a check only if the fast zygote cannot learn it;
+    one drawn after the pass cannot have been learnt."""
+    catalogue = load_catalogue(chapter)
+    pool = [m.id for m in catalogue.mutants if not m.pitfall][:30]
+    runs = {m: SuiteRun(m, Outcome.FAILED, "test_x", "", "", 0.1, 0.1, 0.0) for m in pool}
+    runs[REFERENCE] = SuiteRun(REFERENCE, Outcome.PASSED, None, "", "", 0.1, 0.1, 0.0)
+    suite = SuitePass(timeout=2.0, runs=runs, variants=(), mutants=tuple(pool))
+    already = SuitePass(timeout=10.0, runs={pool[0]: runs[pool[0]]}, variants=(), mutants=(pool[0],))
+    draws = []
+    for _ in range(2):
+        runner = RecordingRunner()
+        _after_the_pass(runner, catalogue, suite, already, {}, Settings(recheck_sample=6))
+        [asked] = runner.asked
+        draws.append({run_id for run_id in asked if run_id in pool})
+        assert len(draws[-1]) == 6 and pool[0] not in draws[-1]  # not one that already ran alone
+    assert draws[0] != draws[1]  # the same 6 of 29 twice once in 475,020 grades
