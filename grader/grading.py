@@ -47,7 +47,7 @@ from grader.settings import Settings, SettingsError
 GRADING_ERRORS = (ManifestError, IntakeError, CatalogueError, SandboxUnavailable, RunnerError, SettingsError)
 MAX_MESSAGE_CHARS = 500
 ALONE = " (run alone)"  # how the validity runs of the clean runner are labelled
-AGAIN = ", again"  # the correct implementations' runs alone among the fast pass's timeouts
+AGAIN = ", again"  # the correct implementations' runs alone after the mutation pass
 T = TypeVar("T")
 # The machinery checks itself on every grade (mutmut's forced-fail run): a module that cannot be
 # imported must come out killed, or no outcome of the pass means anything.

@@ -111,7 +111,8 @@ class WarmRunner:
     def _config(self) -> dict:
         substrate = PurePosixPath(self._course_target(self.chapter.substrate))
         return {"kind": "config", "sys_path": [str(substrate.parent)], "module": self.chapter.student.module,
-                "module_file": module_file(self.chapter), "course_tests": self._course_target(self.chapter.course_tests),
+                "module_file": module_file(self.chapter),
+                "course_tests": self._course_target(self.chapter.course_tests),
                 "student_tests": STUDENT_TESTS_TARGET if self.student_tests is not None else None,
                 "collect": self.collect, "scratch": SCRATCH, "runner_dir": RUNNER_TARGET, "workers": self.workers,
                 "wait_to_collect": self._waiting_to_collect}

@@ -12,10 +12,10 @@ SCRATCH = "/scratch"
 # sizes, CPU, I/O, interrupt and scheduler counters, file locks, kernel settings. A run could write
 # into them (allocate, cache, spin) and a later run or the other sandbox read them back, so both
 # backends hide them: an empty file, an empty folder.
-GLOBAL_PROC_FILES = ("meminfo", "vmstat", "stat", "loadavg", "diskstats", "interrupts", "softirqs", "schedstat",
+MACHINE_WIDE_PROC = ("meminfo", "vmstat", "stat", "loadavg", "diskstats", "interrupts", "softirqs", "schedstat",
                      "zoneinfo", "buddyinfo", "pagetypeinfo", "slabinfo", "swaps", "vmallocinfo", "locks",
-                     "key-users", "partitions", "uptime")
-GLOBAL_PROC_FOLDERS = ("sys", "pressure", "sysvipc", "fs", "irq", "driver", "bus", "tty")
+                     "key-users", "partitions", "uptime",
+                     "sys", "pressure", "sysvipc", "fs", "irq", "driver", "bus", "tty")
 FIXED_ENV = {
     "PATH": f"{SANDBOX_ENV_TARGET}/bin:/usr/local/bin:/usr/bin:/bin",
     "HOME": SCRATCH,

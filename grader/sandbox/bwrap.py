@@ -33,8 +33,7 @@ from typing import BinaryIO, cast
 
 from grader.sandbox import Limits, Mount, SandboxUnavailable, Termination
 from grader.sandbox import _cgroup
-from grader.sandbox._env import (GLOBAL_PROC_FILES, GLOBAL_PROC_FOLDERS, SANDBOX_ENV_TARGET, SANDBOX_PYTHON, SCRATCH,
-                                 sandbox_env)
+from grader.sandbox._env import MACHINE_WIDE_PROC, SANDBOX_ENV_TARGET, SANDBOX_PYTHON, SCRATCH, sandbox_env
 from grader.sandbox._outcome import SIGNAL_EXIT_BASE
 from grader.sandbox._process import WatchedProcess
 from grader.sandbox.runtime import (default_env_dir, env_is_current, make_world_readable, private_copy_dir,
@@ -156,7 +155,7 @@ class BwrapBackend:
             "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--clearenv", "--hostname", "sandbox",
             "--proc", "/proc", "--dev", "/dev", "--ro-bind", str(python / "usr") if python else "/usr", "/usr",
         ]
-        for name in GLOBAL_PROC_FILES + GLOBAL_PROC_FOLDERS:
+        for name in MACHINE_WIDE_PROC:
             if os.path.isdir(f"/proc/{name}"):
                 args += ["--tmpfs", f"/proc/{name}"]
             elif os.path.exists(f"/proc/{name}"):  # not every kernel has every file

@@ -3,9 +3,10 @@
 Mounts are copied in with put_archive rather than bind-mounted, because the worker may itself
 run in a container whose paths the engine cannot see. The copies are owned by root and not
 writable by the container's uid, leased for it alone (grader/sandbox/uids.py: the kernel keeps
-some counts per uid, which containers of one uid would share). The root filesystem stays writable to root only:
-the engine refuses put_archive into a read-only root filesystem, so the image instead has no
-world-writable folder (see docker/sandbox/Dockerfile), and /scratch is the sandbox user's tmpfs.
+some counts per uid, which containers of one uid would share). The root filesystem stays
+writable to root only: the engine refuses put_archive into a read-only root filesystem, so the
+image instead has no world-writable folder (see docker/sandbox/Dockerfile), and /scratch is the
+container uid's tmpfs.
 
 The attach socket multiplexes stdout and stderr in frames; pump threads split it, so callers get
 ordinary pipes: ``stdout`` carries only the container's fd 1, stderr goes to the capped buffer.
@@ -29,7 +30,7 @@ import docker.errors  # type: ignore[import-not-found]  # docker-py ships no typ
 from docker.types import Ulimit  # type: ignore[import-not-found]
 
 from grader.sandbox import Limits, Mount, SandboxUnavailable
-from grader.sandbox._env import GLOBAL_PROC_FILES, GLOBAL_PROC_FOLDERS, SANDBOX_PYTHON, SCRATCH, sandbox_env
+from grader.sandbox._env import MACHINE_WIDE_PROC, SANDBOX_PYTHON, SCRATCH, sandbox_env
 from grader.sandbox._process import WatchedProcess
 from grader.sandbox.uids import UidLease, lease_uid
 
@@ -144,9 +145,8 @@ class DockerBackend:
                             f"uid={uid},gid={uid}"},
             init=True,  # a pid 1 that reaps orphans, as bwrap's does
         )
-        # what /proc says of the whole machine (_env.GLOBAL_PROC_FILES), beside the engine's own list
-        config["MaskedPaths"] = [*ENGINE_MASKED_PATHS,
-                                 *(f"/proc/{name}" for name in (*GLOBAL_PROC_FILES, *GLOBAL_PROC_FOLDERS))]
+        # what /proc says of the whole machine (_env.MACHINE_WIDE_PROC), beside the engine's own list
+        config["MaskedPaths"] = [*ENGINE_MASKED_PATHS, *(f"/proc/{name}" for name in MACHINE_WIDE_PROC)]
         return config
 
 

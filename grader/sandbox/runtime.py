@@ -85,7 +85,8 @@ def build_private_copy(env_dir: Path) -> None:
     shutil.rmtree(copy, ignore_errors=True)
     shutil.copytree(env_dir, copy / "env", symlinks=True)
     stdlib = SYSTEM_PYTHON.parent.parent / "lib" / SYSTEM_PYTHON.name
-    for source in [SYSTEM_PYTHON, *_libraries_loaded_by([SYSTEM_PYTHON, *stdlib.rglob("*.so"), *env_dir.rglob("*.so")])]:
+    binaries = [SYSTEM_PYTHON, *stdlib.rglob("*.so"), *env_dir.rglob("*.so")]
+    for source in [SYSTEM_PYTHON, *_libraries_loaded_by(binaries)]:
         _copy_under_usr(source, copy / "usr")
     shutil.copytree(stdlib, copy / "usr" / "lib" / stdlib.name, symlinks=True)
     make_world_readable(copy)

@@ -15,7 +15,7 @@ import pytest
 
 from grader.chapter import REPO_ROOT
 from grader.sandbox import Limits, Mount, SandboxBackend, Termination
-from grader.sandbox._env import GLOBAL_PROC_FILES, GLOBAL_PROC_FOLDERS
+from grader.sandbox._env import MACHINE_WIDE_PROC
 from sandbox_helpers import read_line, run_python
 
 CONNECT = """
@@ -225,19 +225,16 @@ def test_each_sandbox_has_a_uid_and_per_user_counts_of_its_own(backend: SandboxB
 
 MACHINE_WIDE = """
 import json, os, sys
-files, folders = json.load(sys.stdin)
 shown = {}
-for name in files:
+for name in json.load(sys.stdin):
     try:
-        with open(f"/proc/{name}", "rb") as handle:
-            if handle.read(1):
-                shown[name] = "has content"
-    except OSError:
-        pass
-for name in folders:
-    try:
-        if os.listdir(f"/proc/{name}"):
-            shown[name] = "lists entries"
+        if os.path.isdir(f"/proc/{name}"):
+            if os.listdir(f"/proc/{name}"):
+                shown[name] = "lists entries"
+        else:
+            with open(f"/proc/{name}", "rb") as handle:
+                if handle.read(1):
+                    shown[name] = "has content"
     except OSError:
         pass
 print(json.dumps(shown), os.cpu_count())
@@ -248,7 +245,7 @@ def test_proc_says_nothing_of_the_whole_machine(backend: SandboxBackend) -> None
     """Memory, cache and slab sizes, CPU and I/O counters: a run could write into them (allocate,
     cache, spin) and a later run, or the other sandbox, read them back."""
     assert Path("/proc/meminfo").read_text()  # the host's is there to hide
-    run = run_python(backend, MACHINE_WIDE, stdin=json.dumps([GLOBAL_PROC_FILES, GLOBAL_PROC_FOLDERS]).encode())
+    run = run_python(backend, MACHINE_WIDE, stdin=json.dumps(MACHINE_WIDE_PROC).encode())
     shown, cpus = run.stdout.decode().rsplit(" ", 1)
     assert json.loads(shown) == {}, run.exit.stderr
     assert int(cpus) >= 1  # what numpy and pytest need still works

@@ -68,18 +68,19 @@ _MADVISE_DENIED = (20, 21)
 # By the kernel's table for each machine. Denied: SysV shm/sem/msg, POSIX mq_*, add_key/
 # request_key/keyctl, ioprio_set, flock, inotify_init/init1/add_watch, fanotify_init,
 # io_uring_setup, fadvise64, readahead, mincore, preadv2/pwritev2, process_madvise, cachestat,
-# sysinfo, memfd_create, memfd_secret.
-# Self only: prlimit64 and sched_setparam/setscheduler/setaffinity/setattr
-# (pid), setpriority (which, who).
+# sysinfo, memfd_create, memfd_secret. Self only: prlimit64 and sched_setparam/setscheduler/
+# setaffinity/setattr (pid), setpriority (which, who).
 _SECCOMP_TABLES = {
     "x86_64": _SyscallTable(_AUDIT_ARCH_X86_64,
                             (29, 30, 31, 67, 64, 65, 66, 220, 68, 69, 70, 71, 240, 241, 242, 243, 244, 245, 248, 249, 250,
-                             251, 73, 253, 294, 254, 300, 425, 221, 187, 27, 327, 328, 440, 451, 99, 319, 447),
+                             251, 73, 253, 294, 254, 300, 425, 221, 187, 27, 327, 328, 440, 451, 99, 319,
+                             447),
                             {302: (0,), 142: (0,), 144: (0,), 203: (0,), 314: (0,), 141: (0, 1)},
                             {72: (1, _FCNTL_DENIED), 28: (2, _MADVISE_DENIED)}),
     "aarch64": _SyscallTable(_AUDIT_ARCH_AARCH64,
                              (194, 195, 196, 197, 190, 191, 192, 193, 186, 187, 188, 189, 180, 181, 182, 183, 184, 185, 217,
-                              218, 219, 30, 32, 26, 27, 262, 425, 223, 213, 232, 286, 287, 440, 451, 179, 279, 447),
+                              218, 219, 30, 32, 26, 27, 262, 425, 223, 213, 232, 286, 287, 440, 451, 179, 279,
+                              447),
                              {261: (0,), 118: (0,), 119: (0,), 122: (0,), 274: (0,), 140: (0, 1)},
                              {25: (1, _FCNTL_DENIED), 233: (2, _MADVISE_DENIED)}),
 }
@@ -124,24 +125,29 @@ def deny_state_shared_between_runs() -> None:
     affinity are inherited by its children, and a child of the same user may set its parent's:
     a run that wrote into the zygote's soft limits (prlimit on its parent) was read back by every
     later run. So those are allowed on the calling process only; ioprio_set, which can reach every
-    process of the user, not at all. File locks, leases and notices (flock, fcntl's lock
-    commands, inotify, fanotify, dnotify) are taken on an inode, and the sandboxes share their
-    read-only files: the fast zygote, which sees every module, spelled the reference out in lock
-    ranges on the student's own conftest, and the runs alone in the other sandbox read it back.
-    io_uring goes too: its operations do not pass through this filter. And the page cache of those
-    files is shared too: a run alone emptied a page of a big library with fadvise(DONTNEED) and
-    read it back with preadv2(RWF_NOWAIT), so the fast zygote learnt which mutants were sampled to
-    run alone (a suite honest on those alone passed, 0.92): fadvise, readahead, mincore,
-    cachestat, preadv2/pwritev2 and madvise's reclaiming advice go, which leaves the page cache
-    to be read by timing only; and sysinfo, which tells the whole machine's free memory (what
-    /proc shows of the machine is hidden by the sandbox backends). memfd_create goes too: a memfd's
-    inode number comes from one counter for the whole machine, which a run can read exactly and
-    move at will (a suite told the fast zygote the sample through it, 10 grades of 13). Pipes and
-    sockets number their inodes from such a counter too, more noisily; those cannot be refused. Without this, a suite
-    could store the behaviour of the first implementation it meets (the reference) and hold every
-    later one to it: a valid suite that kills mutants without one expectation of its own. Calls
-    made through another ABI (i386, x32) are refused outright, so the numbers below cannot be
-    dodged.
+    process of the user, not at all. Without this, a suite could store the behaviour of the first
+    implementation it meets (the reference) and hold every later one to it: a valid suite that
+    kills mutants without one expectation of its own.
+
+    File locks, leases and notices (flock, fcntl's lock commands, inotify, fanotify, dnotify) are
+    taken on an inode, and the sandboxes share their read-only files: the fast zygote, which sees
+    every module, spelled the reference out in lock ranges on the student's own conftest, and the
+    runs alone in the other sandbox read it back. io_uring goes too: its operations do not pass
+    through this filter.
+
+    The page cache of those files is shared too: a run alone emptied a page of a big library with
+    fadvise(DONTNEED) and read it back with preadv2(RWF_NOWAIT), so the fast zygote learnt which
+    mutants were sampled to run alone (a suite honest on those alone passed, 0.92). fadvise,
+    readahead, mincore, cachestat, preadv2/pwritev2 and madvise's reclaiming advice go, which
+    leaves the page cache to be read by timing only; so does sysinfo, which tells the whole
+    machine's free memory (what /proc shows of the machine is hidden by the sandbox backends).
+    memfd_create goes too: a memfd's inode number comes from one counter for the whole machine,
+    which a run can read exactly and move at will (a suite told the fast zygote the sample through
+    it, 10 grades of 13). Pipes and sockets number their inodes from such a counter too, more
+    noisily; those cannot be refused.
+
+    Calls made through another ABI (i386, x32) are refused outright, so the numbers below cannot
+    be dodged.
     """
     table = _SECCOMP_TABLES[platform.machine()]
     deny = _SECCOMP_RET_ERRNO | errno.EPERM

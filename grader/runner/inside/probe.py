@@ -67,27 +67,25 @@ def _numbers(module, case: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     ``proj``: nothing of an earlier read may stay."""
     dtype = np.dtype(str(case["dtype"]))
     plain, cached = _loaded(module, case, dtype), _loaded(module, case, dtype)
-    first = {
+    outputs = {
         **_read_and_backprop(plain, case, dtype, cached=False),
-        **{CACHED + name: value for name, value in _read_and_backprop(cached, case, dtype, cached=True).items()},
+        **_prefixed(CACHED, _read_and_backprop(cached, case, dtype, cached=True)),
         "scores": plain.scores(_given(case, "query", dtype), _given(case, "keys", dtype)).data,
     }
     for attention in (plain, cached):
         attention.load_state_dict(_weights(case, NEXT + "param:", dtype))
-    outputs = {
-        **first,
-        **{NEXT + name: value for name, value in _read_and_backprop(plain, case, dtype, cached=False,
-                                                                    step=NEXT).items()},
-        **{CACHED + NEXT + name: value for name, value in _read_and_backprop(cached, case, dtype, cached=True,
-                                                                             step=NEXT).items()},
-        # and without proj, after project_keys saw other keys: no projection may be remembered
-        **{CACHED + AGAIN + name: value for name, value in _read_and_backprop(cached, case, dtype,
-                                                                              cached=False).items()},
-    }
+    outputs.update(_prefixed(NEXT, _read_and_backprop(plain, case, dtype, cached=False, step=NEXT)))
+    outputs.update(_prefixed(CACHED + NEXT, _read_and_backprop(cached, case, dtype, cached=True, step=NEXT)))
+    # and without proj, after project_keys saw other keys: no projection may be remembered
+    outputs.update(_prefixed(CACHED + AGAIN, _read_and_backprop(cached, case, dtype, cached=False)))
     dtypes = np.array([f"{name} {np.asarray(value).dtype if value is not None else None}"
                        for name, value in outputs.items()])
     values = {k: np.asarray(v if v is not None else np.nan, dtype=np.float64) for k, v in outputs.items()}
     return {**values, "dtypes": dtypes}
+
+
+def _prefixed(prefix: str, outputs: dict) -> dict:
+    return {prefix + name: value for name, value in outputs.items()}
 
 
 def _given(case: dict[str, np.ndarray], name: str, dtype: np.dtype, requires_grad: bool = False):
@@ -108,7 +106,8 @@ def _weights(case: dict[str, np.ndarray], prefix: str, dtype: np.dtype) -> dict[
     return {k.removeprefix(prefix): v.astype(dtype) for k, v in case.items() if k.startswith(prefix)}
 
 
-def _read_and_backprop(attention, case: dict[str, np.ndarray], dtype: np.dtype, cached: bool, step: str = "") -> dict:
+def _read_and_backprop(attention, case: dict[str, np.ndarray], dtype: np.dtype, cached: bool,
+                       step: str = "") -> dict:
     """Context, weights and attentional state, then the gradients of a loss that weighs each with
     the grader's random upstream gradients, so every output's gradient reaches every input; and
     whether the caller's inputs came back as they were given. ``step`` picks the inputs: the
@@ -133,7 +132,8 @@ def _read_and_backprop(attention, case: dict[str, np.ndarray], dtype: np.dtype, 
 def _contract(module, case: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """What the module promises besides numbers, as text the grader compares line by line."""
     d = int(case["d"])
-    parameters, initialisation, query_from = [], [], [f"class {_text(getattr(module.LuongAttention, 'query_from', None))}"]
+    parameters, initialisation = [], []
+    query_from = [f"class {_text(getattr(module.LuongAttention, 'query_from', None))}"]
     for score in (str(s) for s in case["scores"]):
         attention = module.LuongAttention(d, score)
         parameters += [f"{score}: {name} {tuple(p.shape)} {p.dtype}" for name, p in attention.named_parameters()]
@@ -168,7 +168,7 @@ def _initialisation(module, d: int, score: str, seeds: list[int]) -> list[str]:
 
 
 def _copies_another(parameters: dict, name: str) -> bool:
-    return any(other != name and _equal(parameters, {name: parameters[other]}, name) for other in parameters)
+    return any(np.array_equal(parameters[name].data, other.data) for key, other in parameters.items() if key != name)
 
 
 def _text(value: object) -> str:
