@@ -28,6 +28,10 @@ mutmut        ``mutmut run --max-children 2`` (mutmut 3.8.1) in a throwaway proj
               cores. Unfair both ways: mutmut tests its own mutant set (more mutants, survivors
               included: they run every covering test), runs only the tests that cover the mutated
               function (our runner runs the suite in kill-count order), and runs unsandboxed.
+empty         The runner's own cost per run: as many runs as the runner row made, in the same
+              zygote right after its pass, of a module that fails at import, so that no test runs
+              (fork, the child's fences, the install, its exit, the zygote's and this driver's
+              bookkeeping). A runner that forks a child per run cannot get below limit + empty.
 limit         The physical limit: the in-process time of the tests up to the first failure,
               summed over every run of the runner's pass, divided by the workers. No method that
               runs these tests in full on these cores can beat it; the gap to it is the runner's
@@ -68,6 +72,7 @@ from grader.runner.results import RunnerError, SuitePass, SuiteRun
 from grader.sandbox import BACKEND_NAMES, SandboxUnavailable, get_backend
 
 SEED = 20260
+EMPTY_MODULE = b'raise ImportError("no module: the benchmark times a run without its tests")\n'
 QUICK_SAMPLE, FULL_SAMPLE = 12, 40
 QUICK_GRADES, FULL_GRADES = 2, 5
 TARGET_VS_PYTEST, TARGET_VS_MUTMUT, TARGET_VS_LIMIT, TARGET_GRADE_SECONDS = 10.0, 2.0, 1.5, 3.0
@@ -81,6 +86,8 @@ class RunnerResult:
     startup_seconds: float  # sandbox and zygote, once per grade
     workers: int
     busy_cpu_seconds: float | None  # CPU time the whole machine spent during the pass (/proc/stat)
+    empty: Timing  # as many runs again, of a module that fails at import: the runner's own cost
+    empty_runs: dict[str, SuiteRun]
 
     @property
     def limit(self) -> Timing:
@@ -108,9 +115,22 @@ def runner_pass(chapter: Chapter, backend: str, workers: int, reference: bytes,
         suite_pass = runner.mutation_pass(reference=reference, variants=variants, mutants=mutants)
         wall = time.monotonic() - began
         busy = None if busy_before is None else busy_cpu_seconds() - busy_before
+        empty, empty_runs = runs_without_tests(runner, len(suite_pass.runs), suite_pass.timeout)
     if not suite_pass.valid:
         raise MethodFailed("the oracle suite does not pass the reference and variants in the runner")
-    return RunnerResult(Timing(len(mutants), len(suite_pass.killed), wall), suite_pass, startup, workers, busy)
+    return RunnerResult(Timing(len(mutants), len(suite_pass.killed), wall), suite_pass, startup, workers, busy, empty,
+                        empty_runs)
+
+
+def runs_without_tests(runner: WarmRunner, count: int, timeout: float) -> tuple[Timing, dict[str, SuiteRun]]:
+    """``count`` runs through ``runner`` of a module that fails at import: everything a run costs
+    but its tests."""
+    began = time.monotonic()
+    runs = runner.suite_runs([(f"empty{index}", EMPTY_MODULE) for index in range(count)], timeout=timeout)
+    wall = time.monotonic() - began
+    if not all(run.killed for run in runs.values()):
+        raise MethodFailed("a module that fails at import survived the oracle suite")
+    return Timing(count, count, wall), runs
 
 
 def busy_cpu_seconds() -> float | None:
@@ -146,11 +166,13 @@ def print_breakdown(ours: RunnerResult) -> None:
     exit, reap and the zygote's answer. pytest's per-item protocol (fixture setup and teardown)
     counts as "tests", so the limit below includes it. "child cpu" and "faults" come from the
     kernel's accounting of each child (wait4): page faults are mostly copy-on-write copies of the
-    zygote's heap, and unlike times they do not change with the machine's load.
+    zygote's heap, and unlike times they do not change with the machine's load. The "empty" row
+    is the runs of the table's empty row, which run no test.
     """
     runs = list(ours.suite_pass.runs.values())
     groups: dict[str, list[SuiteRun]] = {"all runs": runs, "killed": [r for r in runs if r.killed],
-                                         "passed": [r for r in runs if not r.killed]}
+                                         "passed": [r for r in runs if not r.killed],
+                                         "empty": list(ours.empty_runs.values())}
     print("\nrunner breakdown (each column: median ms per run, total s; faults: median per run):")
     print(f"  {'runs':<9}{'n':>5}  {'child wall':>16}  {'tests':>16}  {'install':>16}  {'other':>16}  "
           f"{'child cpu':>16}  {'faults':>6}")
@@ -240,6 +262,8 @@ def print_ratios(ours: RunnerResult | None, everything: RunnerResult | None, per
         ratio = ours.timing.wall_seconds / ours.limit.wall_seconds
         print_ratio("runner wall ÷ limit", ratio, f"(target <= {TARGET_VS_LIMIT:g})", ratio <= TARGET_VS_LIMIT)
         print_ratio("  by the tests' wall", ours.timing.wall_seconds / ours.limit_by_wall, "(the former measure)", None)
+        floor = (ours.limit.wall_seconds + ours.empty.wall_seconds) / ours.limit.wall_seconds
+        print_ratio("  floor ÷ limit", floor, "(floor = limit + empty: no run costs less than empty)", None)
     if grade_seconds:
         median = statistics.median(grade_seconds)
         print_ratio("full grade median", median, f"s (target <= {TARGET_GRADE_SECONDS:g} s)",
@@ -295,6 +319,7 @@ def main() -> int:
          "skipped (--quick)" if options.quick else "mutmut's mutant set"),
         ("pytest/mutant", per_mutant, sample_note(sample, ours, per_mutant)),
         ("mutmut", mutmut, ""),
+        ("empty", ours.empty if ours else None, "as many runs, none running a test: the runner's own cost"),
         ("limit", ours.limit if ours else None, "sum of the tests' CPU time / workers"),
     ])
     if grade_seconds:
