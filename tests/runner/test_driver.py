@@ -260,3 +260,37 @@ def test_a_runner_told_to_wait_collects_only_when_awaited(suite_folder, chapter,
         runner.close()
     [node] = runner.collected
     assert float(node.partition("[")[2].rstrip("]")) >= word, (node, word)
+
+
+@pytest.mark.parametrize("collect", [True, False], ids=["collected-once", "run-alone"])
+def test_a_top_level_conftest_starts_as_in_plain_pytest(suite_folder, runner_for, reference, collect) -> None:
+    """The runs alone load the conftests only in the child, after pytest was configured with
+    --noconftest in the zygote; they must still count as top level (pytest refuses
+    ``pytest_plugins`` from any other) and get their ``pytest_sessionstart``, as the fast pass's
+    do. A suite using either was reported invalid: it passed collected once and erred alone."""
+    folder = suite_folder({"conftest.py": """
+        import numpy as np
+        pytest_plugins = ["plugin_fixtures"]
+        STARTED = []
+        def pytest_sessionstart(session):
+            STARTED.append(True)
+            np.seterr(all="raise")
+    """, "plugin_fixtures.py": """
+        import pytest
+        @pytest.fixture
+        def width():
+            return 3
+    """, "test_conftest.py": """
+        import numpy as np
+        import pytest
+        from conftest import STARTED
+        def test_the_plugin_fixture(width):
+            assert width == 3
+        def test_the_session_started():
+            assert STARTED
+            with pytest.raises(FloatingPointError):
+                np.float64(1.0) / np.float64(0.0)
+    """})
+    runner = runner_for(folder, collect=collect, workers=1)
+    runs = runner.suite_runs([("ref", reference)], timeout=20.0)
+    assert runs["ref"].outcome is Outcome.PASSED, runs["ref"].message

@@ -96,7 +96,28 @@ def run_alone(session: pytest.Session, *, order: Sequence[str], stop_early: bool
     defaults."""
     plugin = SessionRecorder(recorder, skip=set(), order=order, import_error=None)
     session.config.pluginmanager.register(plugin)
-    session.config.pluginmanager._noconftest = False  # pytest has no public switch for this
+    _start_as_pytest_would(session)
     session.perform_collect()
     if not plugin.collection_failed:
         run_items(session.items, stop_early=stop_early, recorder=recorder)
+
+
+def _start_as_pytest_would(session: pytest.Session) -> None:
+    """Load the suite's top-level conftests and start the session for them, as a plain pytest run
+    (and the fast zygote) does before collecting: pytest accepts ``pytest_plugins`` only from a
+    conftest loaded before it is configured, and a conftest's ``pytest_sessionstart`` runs once
+    the conftest is in. The zygote ran with --noconftest, so none of this has happened yet.
+    pytest has no public API for either step; these are the calls its own start-up makes."""
+    config = session.config
+    manager = config.pluginmanager
+    before = set(manager.get_plugins())
+    manager._configured = False
+    try:
+        manager._set_initial_conftests(
+            args=config.args, pyargs=False, noconftest=False, rootpath=config.rootpath,
+            confcutdir=config.known_args_namespace.confcutdir, invocation_dir=config.invocation_params.dir,
+            importmode=config.known_args_namespace.importmode,
+            consider_namespace_packages=config.getini("consider_namespace_packages"))
+    finally:
+        manager._configured = True
+    manager.subset_hook_caller("pytest_sessionstart", remove_plugins=before)(session=session)
