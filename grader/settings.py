@@ -11,6 +11,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 
+from grader.runner.driver import FIRST_RUN_SECONDS
 from grader.sandbox import Limits
 
 PREFIX = "GRADER_"
@@ -31,7 +32,9 @@ class Settings:
     course_budget: float = 30.0  # every attempt together: a hanging test is skipped and the rest rerun
     probe_timeout: float = 10.0  # the trusted probes' run of the implementation
     alone_sample: int = 12  # pool mutants (beside every pitfall) whose fast-pass kill is checked by a run alone
-    alone_timeout: float = 10.0  # one run alone, collection included (an honest suite's takes well under a second)
+    # One run alone, collection included: as long as the fast pass lets the reference's first run
+    # take, and 5 s to collect, or a suite that pass accepts would time out alone, and be invalid.
+    alone_timeout: float = FIRST_RUN_SECONDS + 5.0
     settle_limit: int = 8  # fast-pass timeouts run alone after the pass (drawn at random); the rest survive
     recheck_sample: int = 6  # fast-pass kills run alone again after the pass, drawn then
 

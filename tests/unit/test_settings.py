@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from grader.runner.driver import FIRST_RUN_SECONDS
 from grader.settings import Settings, SettingsError
 
 
@@ -25,3 +26,10 @@ def test_variables_override_defaults_with_their_types():
 def test_unusable_values_are_refused_by_name(name, value, message):
     with pytest.raises(SettingsError, match=message):
         Settings.from_env({name: value})
+
+
+def test_a_run_alone_may_take_as_long_as_the_mutation_pass_lets_the_reference():
+    """A suite the mutation pass accepts (its first run on the reference within FIRST_RUN_SECONDS)
+    must not time out run alone, where it is collected as well: a 12 s suite was reported
+    invalid because the runs alone had 10 s."""
+    assert Settings().alone_timeout >= FIRST_RUN_SECONDS + 5.0
