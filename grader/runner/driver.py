@@ -167,11 +167,14 @@ class WarmRunner:
             raise RunnerError("the runner is not started (use it as a context manager)")
         return self._channel
 
-    def _send(self, request: dict, blobs: list[bytes]) -> int:
+    def _send(self, request: dict, blobs: list[bytes], deadline: float | None = None) -> int:
+        """Send a request; ``deadline`` (default: the slack from now) bounds the write, which
+        waits for the zygote to read once the request outgrows the pipe's buffer, and the zygote
+        reads only while a worker is free."""
         if not blobs[0] or len(blobs[0]) > MAX_MODULE_BYTES:
             raise ValueError(f"module must be 1 to {MAX_MODULE_BYTES} bytes, got {len(blobs[0])}")
         self._tokens += 1
-        deadline = time.monotonic() + ANSWER_SLACK_SECONDS
+        deadline = time.monotonic() + ANSWER_SLACK_SECONDS if deadline is None else deadline
         self._live_channel().send({**request, "run": self._tokens}, blobs, deadline=deadline)
         return self._tokens
 
@@ -227,6 +230,12 @@ class WarmRunner:
         """Collected tests, those that killed most runs so far first (collection order breaks ties)."""
         return sorted(self.collected, key=lambda node: -self._kills[node])
 
+    def _killers_first(self) -> list[str]:
+        """What a request says of test_order(): the tests that killed a run so far, in order (the
+        child runs the rest after them, in collection order, which is the same order). Every
+        request carries it, and all of a suite of thousands of tests filled a pipe's buffer."""
+        return [node for node in self.test_order() if self._kills[node]]
+
     def suite_runs(self, runs: Sequence[tuple[str, bytes]], *, timeout: float, stop_early: bool = True,
                    last: tuple[str, bytes] | None = None,
                    compiled: Mapping[bytes, bytes] | None = None) -> dict[str, SuiteRun]:
@@ -268,11 +277,12 @@ class WarmRunner:
                 run_id, module = queue.pop()
                 code = compiled.get(module) if compiled else None
                 request = {"kind": kind, "timeout": timeout,
-                           "order": self.test_order(), "stop_early": stop_early,
+                           "order": self._killers_first(), "stop_early": stop_early,
                            "form": "source" if code is None else "code"}
                 # a queued request may wait for the run ahead of it, hence the depth in its deadline
                 deadline = time.monotonic() + PIPELINE_DEPTH * timeout + ANSWER_SLACK_SECONDS
-                in_flight[self._send(request, [module if code is None else code])] = (len(sent), deadline)
+                token = self._send(request, [module if code is None else code], deadline)
+                in_flight[token] = (len(sent), deadline)
                 sent.append(run_id)
             answer, _ = self._receive(min(deadline for _, deadline in in_flight.values()))
             if answer["run"] not in in_flight or answer["kind"] != kind:
