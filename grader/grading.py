@@ -39,7 +39,8 @@ from grader.report.model import (
 )
 from grader.runner.compiled import compile_modules
 from grader.runner.driver import WarmRunner, module_file
-from grader.runner.results import REFERENCE, REFERENCE_AGAIN, Outcome, RunnerError, SuitePass
+from grader.runner.inside.loader import UNSWAPPABLE
+from grader.runner.results import REFERENCE, REFERENCE_AGAIN, Outcome, RunnerError, SuitePass, SuiteRun
 from grader.sandbox import SandboxUnavailable, get_backend
 from grader.settings import Settings, SettingsError
 
@@ -59,6 +60,18 @@ HIDDEN_NODE = "(a test whose id was not fixed at collection: not shown)"
 TRUSTED_RUN_HINT = (
     "messages from runs on the grader's implementations are not shown; run this test against your own "
     "correct luong.py to see why it fails"
+)
+ORDER_HINT = (
+    "the same implementation passed the first run, which ran the tests in the files' order; later runs put "
+    "the tests that killed most first. A test that fails here depends on another running before it (state "
+    "a test or a module- or session-scoped fixture leaves behind), on randomness, or on what an earlier run did"
+)
+UNSWAPPABLE_HINT = (
+    "the runner collects the tests once, before any implementation is loaded, and swaps each run's module "
+    "in where the tests hold its names: a test module's globals, its classes' attributes, the attributes of "
+    "its module-level objects, parametrize values, one list, dict or tuple deep in those, and functions' "
+    "defaults. This test used a name of the graded module at import time (a subclass, a value computed from "
+    "it) or held it deeper; use it inside tests or fixtures"
 )
 # How a mutant's run outcome counts in the grade (a failed or erroring test is a kill).
 MUTANT_OUTCOMES = {
@@ -369,7 +382,7 @@ def _variants(catalogue: Catalogue) -> dict[str, bytes]:
 def _grade_tests(suite: SuitePass, alone: SuitePass, chapter: Chapter, catalogue: Catalogue,
                  collected: frozenset[str]) -> Tests:
     return scoring.grade_tests(
-        validity=_validity(suite, collected) + _validity(alone, collected, ALONE),
+        validity=validity_rows(suite, collected) + validity_rows(alone, collected, ALONE),
         mutants=tuple(_mutant_result(suite, m.id, m.pitfall, collected) for m in catalogue.mutants
                       if m.id in suite.runs),
         threshold=chapter.threshold,
@@ -380,19 +393,34 @@ def _grade_tests(suite: SuitePass, alone: SuitePass, chapter: Chapter, catalogue
     )
 
 
-def _validity(suite: SuitePass, collected: frozenset[str], how: str = "") -> tuple[ValidityRun, ...]:
+def validity_rows(suite: SuitePass, collected: frozenset[str], how: str = "") -> tuple[ValidityRun, ...]:
+    """The report's rows for the runs on correct implementations. When the reference passed the
+    first run (the files' order) and failed when run again last (the tests that killed most
+    first), the row says so: only the order, chance or an earlier run can make the difference."""
     labels = {REFERENCE: "reference", REFERENCE_AGAIN: "reference (run again last)"}
+    runs = suite.validity_runs()
+    first, last = runs.get(REFERENCE), runs.get(REFERENCE_AGAIN)
+    same_module_other_order = first is not None and not first.killed and last is not None and last.killed
     return tuple(
         ValidityRun(
             implementation=labels.get(run_id, run_id) + how,
             outcome=run.outcome.value,
             failed_test=shown_node(run.node, collected) if run.killed else None,
-            # Never the run's own message: it was written by the student's code while the trusted
-            # module was in memory, so it could carry that module's text out (docstrings, constants).
-            message=TRUSTED_RUN_HINT if run.killed else "",
+            message=ORDER_HINT if run is last and same_module_other_order and UNSWAPPABLE not in run.message
+            else trusted_run_message(run),
         )
-        for run_id, run in suite.validity_runs().items()
+        for run_id, run in runs.items()
     )
+
+
+def trusted_run_message(run: SuiteRun) -> str:
+    """Never the run's own message: it was written by the student's code while the trusted module
+    was in memory, so it could carry that module's text out (docstrings, constants). One that
+    names the runner's placeholder rule gets the rule explained (a choice between two texts of
+    ours, so at most a bit per run comes out)."""
+    if not run.killed:
+        return ""
+    return UNSWAPPABLE_HINT if UNSWAPPABLE in run.message else TRUSTED_RUN_HINT
 
 
 def _mutant_result(suite: SuitePass, mutant_id: str, pitfall: bool, collected: frozenset[str]) -> MutantResult:

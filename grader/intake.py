@@ -127,7 +127,9 @@ def _read_tests(folder: Path, chapter: Chapter) -> tuple[tuple[str, bytes], ...]
             raise IntakeError(f"{rel}: file type not accepted (allowed: {', '.join(sorted(ALLOWED_SUFFIXES))})")
         data = _read_regular(path, str(rel))
         if path.suffix == ".py":
-            _check_imports(_parse_python(data, str(rel)), str(rel), chapter.student.allowed_imports)
+            tree = _parse_python(data, str(rel))
+            _check_imports(tree, str(rel), chapter.student.allowed_imports)
+            _check_no_star_import(tree, str(rel), chapter.student.module)
         files.append((str(rel), data))
         if len(files) > MAX_TEST_FILES:
             raise IntakeError(f"more than {MAX_TEST_FILES} files in the tests folder")
@@ -204,6 +206,16 @@ def _check_imports(tree: ast.Module, shown: str, allowed: tuple[str, ...]) -> No
         raise IntakeError(
             f"{shown}:{line}: imports {module!r}; tests may import only {', '.join(allowed)}"
         )
+
+
+def _check_no_star_import(tree: ast.Module, shown: str, graded: str) -> None:
+    """``from <graded module> import *``: the tests are collected against a stand-in for the
+    graded module (grader/runner/inside/loader.py), which cannot know the names a student's
+    module defines, so each run's would not reach the tests."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module == graded and any(a.name == "*" for a in node.names):
+            raise IntakeError(f"{shown}:{node.lineno}: `from {graded} import *` is not supported by the grader; "
+                              f"import the names you use by name (from {graded} import ...)")
 
 
 def _is_name_from_allowed(module: str, allowed: tuple[str, ...]) -> bool:

@@ -7,6 +7,7 @@ import time
 import pytest
 
 from grader.runner.driver import WarmRunner
+from grader.runner.inside.loader import UNSWAPPABLE
 from grader.runner.results import REFERENCE, REFERENCE_AGAIN, Outcome, RunnerError
 from grader.sandbox import Limits
 
@@ -294,3 +295,74 @@ def test_a_top_level_conftest_starts_as_in_plain_pytest(suite_folder, runner_for
     runner = runner_for(folder, collect=collect, workers=1)
     runs = runner.suite_runs([("ref", reference)], timeout=20.0)
     assert runs["ref"].outcome is Outcome.PASSED, runs["ref"].message
+
+
+def test_names_held_in_classes_containers_and_defaults_are_swapped(suite_folder, runner_for, reference) -> None:
+    """The tests are collected once against a stand-in for the graded module; each run's real
+    class must reach every place an honest suite keeps it. Each test below holds the class one
+    way and checks it is the module's own in this run (red team, round 7: the class attribute,
+    dict, tuple, default, dataclass instance and ``ids=lambda cls: cls.__name__`` cases were each
+    reported invalid)."""
+    folder = suite_folder({"test_holding.py": """
+        import dataclasses
+        import unittest
+        import pytest
+        import tinyllm.seq2seq.luong as L
+        from tinyllm.seq2seq.luong import LuongAttention
+
+        BY_SCORE = {"dot": LuongAttention}
+        IN_A_LIST = [LuongAttention]
+
+        def current():
+            import importlib
+            return importlib.import_module("tinyllm.seq2seq.luong").LuongAttention
+
+        class TestHeldByAClass:
+            cls = LuongAttention
+            def test_class_attribute(self):
+                assert self.cls is current()
+
+        class HeldByATestCase(unittest.TestCase):
+            cls = LuongAttention
+            def test_testcase_attribute(self):
+                assert self.cls is current()
+
+        @dataclasses.dataclass(frozen=True)
+        class Case:
+            cls: type = LuongAttention
+
+        CASE = Case()
+
+        def build(cls=LuongAttention):
+            return cls
+
+        def test_module_containers():
+            assert BY_SCORE["dot"] is current() and IN_A_LIST[0] is current() and L.LuongAttention is current()
+
+        @pytest.mark.parametrize("spec", [(LuongAttention, "dot")])
+        def test_tuple_parameter(spec):
+            assert spec[0] is current()
+
+        def test_defaults():
+            assert build() is current() and Case().cls is current() and CASE.cls is current()
+
+        @pytest.mark.parametrize("cls", [LuongAttention], ids=lambda cls: cls.__name__)
+        def test_ids_from_the_name(cls):
+            assert cls is current()
+    """})
+    runner = runner_for(folder, workers=1)
+    assert "test_holding.py::test_ids_from_the_name[LuongAttention]" in runner.collected
+    runs = runner.suite_runs([("ref", reference)], timeout=20.0, stop_early=False)
+    assert runs["ref"].outcome is Outcome.PASSED, (runs["ref"].node, runs["ref"].message)
+
+
+def test_a_subclass_made_at_import_time_fails_collection_naming_the_rule(suite_folder, runner_for) -> None:
+    folder = suite_folder({"test_spy.py": """
+        from tinyllm.seq2seq.luong import LuongAttention
+        class Spy(LuongAttention):
+            pass
+        def test_spy():
+            assert Spy(2, "dot")
+    """})
+    runner = runner_for(folder, workers=1)
+    assert any(UNSWAPPABLE in error and "subclassed at import time" in error for error in runner.collection_errors)

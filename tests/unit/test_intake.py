@@ -132,6 +132,15 @@ def test_contract_imports_are_accepted(impl, tmp_path, line):
     assert read_submission(CHAPTER, impl, tests).tests
 
 
+def test_a_star_import_of_the_graded_module_is_refused_with_what_to_write(impl, tmp_path):
+    """The tests are collected against a stand-in for the graded module, which cannot know what
+    names a student's module defines: a star import would leave them all undefined."""
+    source = GOOD_TEST + b"\n\nfrom tinyllm.seq2seq.luong import *\n"
+    message = refused(impl, make_tests(tmp_path, {"test_star.py": source}))
+    assert message.startswith("test_star.py:7: `from tinyllm.seq2seq.luong import *` is not supported")
+    assert "import the names you use by name" in message
+
+
 def test_course_repo_layout(tmp_path):
     repo = tmp_path / "repo"
     (repo / "python/tinyllm/seq2seq").mkdir(parents=True)

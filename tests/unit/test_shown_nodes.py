@@ -1,8 +1,12 @@
-"""Which test ids from runs on the grader's implementations a report may show (grading.shown_node)."""
+"""What a report may show of runs on the grader's implementations: which test ids
+(grading.shown_node) and which message (grading.trusted_run_message, grading.validity_rows)."""
 
 from __future__ import annotations
 
-from grader.grading import HIDDEN_NODE, HIDDEN_PART, shown_node
+from grader.grading import (HIDDEN_NODE, HIDDEN_PART, ORDER_HINT, TRUSTED_RUN_HINT, UNSWAPPABLE_HINT,
+                            shown_node, trusted_run_message, validity_rows)
+from grader.runner.inside.loader import UNSWAPPABLE
+from grader.runner.results import REFERENCE, REFERENCE_AGAIN, Outcome, SuitePass, SuiteRun
 
 COLLECTED = frozenset({"test_a.py::test_plain", "test_a.py::test_cases[0]", "test_a.py::test_cases[1]"})
 
@@ -21,3 +25,34 @@ def test_a_parameter_id_that_was_not_collected_is_cut():
 def test_a_test_that_was_not_collected_is_not_shown():
     assert shown_node("test_a.py::test_Scores_a_decoder_state", COLLECTED) == HIDDEN_NODE
     assert shown_node("anything at all", frozenset()) == HIDDEN_NODE
+
+
+def _run(outcome: Outcome, message: str) -> SuiteRun:
+    return SuiteRun("reference", outcome, "test_a.py::test_plain", message, "", 0.1, 0.1, 0.0)
+
+
+def test_a_trusted_run_never_shows_its_own_message():
+    assert trusted_run_message(_run(Outcome.FAILED, "AssertionError: the reference's docstring")) == TRUSTED_RUN_HINT
+    assert trusted_run_message(_run(Outcome.PASSED, "")) == ""
+
+
+def test_the_placeholder_rule_is_explained_in_the_grader_s_own_words():
+    """The tests are collected against a stand-in for the graded module; a test that kept a name
+    where the runner cannot swap each run's in passes under plain pytest and fails only here,
+    so the report says why (in fixed text: the run's message is still not shown)."""
+    message = f"test_a.py:3: RuntimeError: x.Secret was used at import time or {UNSWAPPABLE} (...)"
+    shown = trusted_run_message(_run(Outcome.ERROR, message))
+    assert shown == UNSWAPPABLE_HINT and "Secret" not in shown
+
+
+def test_a_reference_that_fails_only_in_the_runner_s_order_is_explained():
+    """The first run keeps the files' order; later ones put the killers first. A suite whose
+    tests depend on running in file order passed the first and failed the last reference run,
+    and the report only said to run the test against one's own luong.py, where it passes."""
+    runs = {REFERENCE: _run(Outcome.PASSED, ""), REFERENCE_AGAIN: _run(Outcome.FAILED, "AssertionError")}
+    collected = frozenset({"test_a.py::test_plain"})
+    rows = validity_rows(SuitePass(timeout=1.0, runs=runs, variants=(), mutants=()), collected)
+    assert [row.message for row in rows] == ["", ORDER_HINT]
+    runs[REFERENCE] = _run(Outcome.FAILED, "AssertionError")
+    rows = validity_rows(SuitePass(timeout=1.0, runs=runs, variants=(), mutants=()), frozenset())
+    assert [row.message for row in rows] == [TRUSTED_RUN_HINT, TRUSTED_RUN_HINT]

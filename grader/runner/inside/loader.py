@@ -8,7 +8,10 @@ The student's tests are collected once, in the zygote, against a *placeholder* m
 than a real implementation: the zygote then never holds any implementation's code, so no child
 can find another run's module in inherited memory. Names the tests took from the placeholder at
 import time (``from ...luong import LuongAttention``, ``import ...luong as L``) are rebound in
-each child, by identity, to the real module's objects.
+each child, by identity, to the real module's objects: where the zygote found them after
+collection (rebinding_sites), in the test modules' globals, their classes' attributes, the
+attributes of module-level objects of those classes, the parametrize values, one level into a
+list, dict or tuple held there, and the defaults of their functions.
 """
 
 from __future__ import annotations
@@ -17,7 +20,13 @@ import importlib.machinery
 import marshal
 import sys
 import types
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
+from functools import partial
+
+# In the message of every use of a placeholder the runner cannot swap: the trusted side, which
+# never shows a run's own message, recognises it by this and explains the rule instead.
+UNSWAPPABLE = "held where the runner cannot swap it"
+Site = Callable[[Mapping[int, object]], None]  # swaps, by the placeholder's id, what one place holds
 
 
 class UnboundPlaceholder:
@@ -49,11 +58,17 @@ class UnboundPlaceholder:
             value = getattr(value, name)
         return value
 
+    @property
+    def __name__(self) -> str:  # what ``ids=lambda cls: cls.__name__`` reads during collection
+        return self._path[-1]
+
     def __call__(self, *args: object, **kwargs: object) -> object:
-        raise RuntimeError(
-            f"{self.qualname} was used at import time or held where the runner cannot swap it "
-            "(a default argument, a module-level value built from it); use it inside tests or fixtures"
-        )
+        raise RuntimeError(f"{self.qualname} was used at import time or {UNSWAPPABLE} (a value built from it at "
+                           "import time, or held deeper than one list, dict or tuple); use it inside tests or fixtures")
+
+    def __mro_entries__(self, bases: tuple) -> tuple:
+        raise RuntimeError(f"{self.qualname} was subclassed at import time, so {UNSWAPPABLE}; "
+                           "define the subclass inside a test or fixture")
 
     def __repr__(self) -> str:
         return f"<placeholder for {self.qualname}>"
@@ -111,25 +126,62 @@ def install(source: bytes, name: str, file: str, *, compiled: bool = False) -> t
     return module
 
 
-def rebind(placeholder: PlaceholderModule, real: types.ModuleType, namespaces: Iterable[dict]) -> int:
-    """Replace every placeholder value in ``namespaces`` with the real object; return how many.
+def rebinding_sites(placeholder: PlaceholderModule, holders: Iterable[dict | type]) -> list[Site]:
+    """Every place in ``holders`` (the test modules' globals and classes, the parametrize values)
+    that holds a placeholder: as a value, one level into a list, dict or tuple there, or among a
+    function's defaults. Found once, in the zygote after collection, so that each child visits
+    only these."""
+    stand_ins = {id(stand_in) for stand_in in _stand_ins(placeholder)}
+
+    def holds(values: Iterable[object]) -> bool:
+        return any(id(value) in stand_ins for value in values)
+
+    sites: list[Site] = []
+    for holder in holders:
+        for key, value in list((vars(holder) if isinstance(holder, type) else holder).items()):
+            put = partial(setattr, holder, key) if isinstance(holder, type) else partial(holder.__setitem__, key)
+            if id(value) in stand_ins:
+                sites.append(partial(_put_swapped, put, value))
+            elif isinstance(value, (list, dict)):
+                entries = value.items() if isinstance(value, dict) else enumerate(value)
+                sites += [partial(_put_swapped, partial(value.__setitem__, index), item)
+                          for index, item in entries if id(item) in stand_ins]
+            elif isinstance(value, tuple) and holds(value):
+                sites.append(partial(_put_swapped_tuple, put, value))
+            elif isinstance(value, types.FunctionType) and holds(value.__defaults__ or ()):
+                sites.append(partial(_put_swapped_tuple, partial(setattr, value, "__defaults__"), value.__defaults__))
+    return sites
+
+
+def _stand_ins(placeholder: PlaceholderModule) -> list[PlaceholderModule | UnboundPlaceholder]:
+    found: list[PlaceholderModule | UnboundPlaceholder] = [placeholder]
+    pending = list(placeholder._placeholders.values())
+    while pending:
+        stand_in = pending.pop()
+        found.append(stand_in)
+        pending.extend(stand_in._children.values())
+    return found
+
+
+def _put_swapped(put: Callable[[object], object], value: object, swaps: Mapping[int, object]) -> None:
+    put(swaps.get(id(value), value))
+
+
+def _put_swapped_tuple(put: Callable[[object], object], values: tuple, swaps: Mapping[int, object]) -> None:
+    put(tuple(swaps.get(id(value), value) for value in values))
+
+
+def rebind(placeholder: PlaceholderModule, real: types.ModuleType, sites: Iterable[Site]) -> None:
+    """Put the real object where each site holds a placeholder.
 
     A name the real module lacks is left as its placeholder, so the test fails with the
     placeholder's message, as it would fail with an ImportError on a plain import.
     """
-    swaps: dict[int, object] = {id(placeholder): real}
-    pending = list(placeholder._placeholders.values())
-    while pending:
-        stand_in = pending.pop()
-        pending.extend(stand_in._children.values())
+    swaps: dict[int, object] = {}
+    for stand_in in _stand_ins(placeholder):
         try:
-            swaps[id(stand_in)] = stand_in.resolve(real)
+            swaps[id(stand_in)] = real if stand_in is placeholder else stand_in.resolve(real)
         except AttributeError:
             continue
-    count = 0
-    for namespace in namespaces:
-        for key, value in namespace.items():
-            if id(value) in swaps:
-                namespace[key] = swaps[id(value)]
-                count += 1
-    return count
+    for site in sites:
+        site(swaps)

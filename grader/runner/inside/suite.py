@@ -92,15 +92,26 @@ def serve_from_session(tests: Path, serve: Callable[[pytest.Session | None, list
         serve(None, [*plugin.errors, f"pytest stopped before collecting the tests (exit code {int(code)})"])
 
 
-def test_namespaces(session: pytest.Session, tests: Path) -> list[dict]:
-    """Where the tests keep names taken from the graded module: their modules and parameters."""
-    namespaces = [
-        vars(module)
-        for module in list(sys.modules.values())
-        if _is_under(getattr(module, "__file__", None), tests)
-    ]
-    namespaces.extend(item.callspec.params for item in session.items if hasattr(item, "callspec"))
-    return namespaces
+def test_holders(session: pytest.Session, tests: Path) -> list[dict | type]:
+    """Where the tests may keep names taken from the graded module: their modules' globals, the
+    classes defined there (nested ones too) and the attributes of module-level objects of those
+    classes (a dataclass instance), and the parametrize values."""
+    modules = [module for module in list(sys.modules.values()) if _is_under(getattr(module, "__file__", None), tests)]
+    classes: list[type] = []
+    pending = [value for module in modules for value in vars(module).values() if _defined_in(value, module.__name__)]
+    while pending:
+        cls = pending.pop()
+        if cls not in classes:
+            classes.append(cls)
+            pending += [value for value in vars(cls).values() if _defined_in(value, cls.__module__)]
+    objects = [vars(value) for module in modules for value in vars(module).values()
+               if type(value) in classes and hasattr(value, "__dict__")]
+    params = [item.callspec.params for item in session.items if hasattr(item, "callspec")]
+    return [*(vars(module) for module in modules), *classes, *objects, *params]
+
+
+def _defined_in(value: object, module_name: str) -> bool:
+    return isinstance(value, type) and value.__module__ == module_name
 
 
 def _is_under(file: str | None, folder: Path) -> bool:
