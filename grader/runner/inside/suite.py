@@ -104,10 +104,18 @@ def test_holders(session: pytest.Session, tests: Path) -> list[dict | type]:
         if cls not in classes:
             classes.append(cls)
             pending += [value for value in vars(cls).values() if _defined_in(value, cls.__module__)]
-    objects = [vars(value) for module in modules for value in vars(module).values()
-               if type(value) in classes and hasattr(value, "__dict__")]
+    objects = [attributes for module in modules for value in vars(module).values()
+               if type(value) in classes and isinstance(attributes := _attributes(value), dict)]
     params = [item.callspec.params for item in session.items if hasattr(item, "callspec")]
     return [*(vars(module) for module in modules), *classes, *objects, *params]
+
+
+def _attributes(value: object) -> object:
+    """``value``'s __dict__, or None (slots only, or a class that makes reading it fail)."""
+    try:
+        return object.__getattribute__(value, "__dict__")
+    except Exception:  # noqa: BLE001 - the student's class decides what reading it does
+        return None
 
 
 def _defined_in(value: object, module_name: str) -> bool:
