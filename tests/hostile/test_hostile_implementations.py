@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from grader import probes
 from grader.patches import apply_patch
 from hostile_helpers import CORRECT_IMPL, SUBMISSIONS, assert_contained, hostile_cases, hostile_impl
 
@@ -93,7 +94,9 @@ def test_a_cached_projection_that_loses_its_gradient_is_caught(grade_hostile, sa
     assert all(test["outcome"] == "passed" for test in implementation["tests"]), implementation["tests"]
     assert implementation["verdict"] == "fail" and not implementation["probes_agree"]
     disagreements = implementation["probe_disagreements"]
-    assert len(disagreements) == 6 and all("with_proj:grad_keys" in line for line in disagreements), disagreements
+    numbers_cases = len(probes.NUMBERS) * len(probes.SCORES)
+    assert len(disagreements) == numbers_cases and all("with_proj:grad_keys" in line for line in disagreements), \
+        disagreements
 
 
 @pytest.mark.parametrize(("name", "reason"), [

@@ -29,7 +29,7 @@ CORRECT = [*CHAPTER.variants, EXAMPLES / "correct/python/tinyllm/seq2seq/luong.p
 PITFALL_EXAMPLES = {path.name.removeprefix("pitfall-"): path / "python/tinyllm/seq2seq/luong.py"
                     for path in sorted(EXAMPLES.glob("pitfall-s0*"))}
 SEEDS = range(40)
-LABELS = [*probes.SCORES, *(f"{score} in float32" for score in probes.SCORES)]  # the numbers cases, in order
+LABELS = [f"{score}{label}" for _, _, label in probes.NUMBERS for score in probes.SCORES]  # numbers cases, in order
 
 
 def module_from_patch(name: str, patch_name: str):
@@ -266,17 +266,24 @@ def test_gradients_through_a_cached_projection_are_compared(payload):
 LAST_LAYER = "        self.combine = Linear(2 * d, d, bias=False, rng=rng)\n"
 
 
-@pytest.mark.parametrize(("old", "new", "fact"), [
+@pytest.mark.parametrize(("old", "new", "facts"), [
     (LAST_LAYER, LAST_LAYER + "        for parameter in self.parameters():\n            parameter.data[...] = 0.0\n",
-     "is all zeros"),
-    ("rng = PCG32() if rng is None else rng", "rng = PCG32()", "does not change with another"),
+     ["combine.weight repeats with its seed, does not change with another", "is all zeros"]),
+    ("rng = PCG32() if rng is None else rng", "rng = PCG32()",
+     ["does not draw from the rng it is given", "combine.weight repeats with its seed, does not change with another"]),
     (LAST_LAYER, LAST_LAYER + "        for parameter in self.parameters():\n"
      "            parameter.data = np.random.default_rng().uniform(-1, 1, parameter.shape).astype(np.float32)\n",
-     "does not repeat with its seed"),
-], ids=["zeros", "rng-ignored", "unseeded"])
-def test_a_default_initialisation_that_does_not_follow_rng_is_named(payload, old, new, fact):
+     ["combine.weight does not repeat with its seed"]),
+    (LAST_LAYER, LAST_LAYER + "        if score == 'concat':\n"
+     "            self.combine.weight.data = self.score_proj.weight.data\n",
+     ["score_proj.weight repeats with its seed, changes with another, equals another parameter",
+      "shares an array"]),
+], ids=["zeros", "rng-ignored", "unseeded", "tied"])
+def test_a_default_initialisation_that_does_not_follow_rng_is_named(payload, old, new, facts):
+    """Each fact is named in the line of the score it shows in (dot for all but tied, concat's)."""
     [line] = _described(payload, "initialisation", old, new)
-    assert line.startswith("contract: initialisation: 'dot: combine.weight ") and fact in line
+    assert line.startswith("contract: initialisation: '"), line
+    assert all(fact in line for fact in facts), line
 
 
 def test_an_initialisation_drawn_in_another_order_agrees(payload):

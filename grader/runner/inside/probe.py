@@ -60,7 +60,8 @@ def _split_cases(archive) -> dict[int, dict[str, np.ndarray]]:
 
 def _numbers(module, case: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """One score's forward and backward pass at one dtype, with the grader's weights and inputs:
-    once as the course tests call ``forward``, and once through ``proj=project_keys(keys)`` as the
+    once called as the course tests call the module, and once through ``forward(...,
+    proj=project_keys(keys))`` as the
     decoder does (L4.1 trains through that path, so its gradients are compared too). Then each
     module is read again as a decoder reuses one: other weights loaded, the next batch's keys and
     mask, a second backward pass (gradients add up), and the cached one a third time, without
@@ -116,8 +117,8 @@ def _read_and_backprop(attention, case: dict[str, np.ndarray], dtype: np.dtype, 
     mask = case[step + "mask"].copy()
     if cached:
         context, weights = attention.forward(query, keys, mask, proj=attention.project_keys(keys))
-    else:
-        context, weights = attention.forward(query, keys, mask)
+    else:  # called, as the course tests and a decoder call it: a bug in __call__ counts too
+        context, weights = attention(query, keys, mask)
     attentional = attention.attentional(query, context)
     kept = all(np.array_equal(given, case[step + name].astype(given.dtype))
                for given, name in ((query.data, "query"), (keys.data, "keys"), (mask, "mask")))
@@ -148,24 +149,45 @@ def _contract(module, case: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
 
 
 def _initialisation(module, d: int, score: str, seeds: list[int]) -> list[str]:
-    """How the initialisation follows ``rng`` (PCG32, M06.3), one line per parameter: the first
-    seed twice gives the same values, the second seed other values, and the default (no ``rng``)
-    the same values each time; nothing starts at zero or anything but finite. Not the values
+    """How the initialisation follows ``rng`` (PCG32, M06.3): the module draws from the rng it is
+    given (so the caller's next layer starts elsewhere); and per parameter, the first seed twice
+    gives the same values, the second seed other values, and no other parameter's (one stream
+    draws them all, as Linear's docstring asks: "pass one shared rng to get different layers");
+    the default (no ``rng``) gives the same values each time; no array is shared with another
+    parameter or another module; nothing starts at zero or anything but finite. Not the values
     themselves: a correct module may draw its layers in another order. Nor whether two default
     layers differ: passing ``rng=None`` on to each Linear, the natural way to write it, starts two
-    of one shape alike (as Linear's docstring says), and neither the chapter nor the contract
-    asks otherwise."""
+    of one shape alike, and neither the chapter nor the contract asks otherwise."""
     from tinyllm.random import PCG32
 
-    first, again, other = (dict(module.LuongAttention(d, score, rng=PCG32(seed)).named_parameters())
-                           for seed in (seeds[0], seeds[0], seeds[1]))
+    given = PCG32(seeds[0])
+    first = dict(module.LuongAttention(d, score, rng=given).named_parameters())
+    again, other = (dict(module.LuongAttention(d, score, rng=PCG32(seed)).named_parameters())
+                    for seed in (seeds[0], seeds[1]))
     default, default_again = (dict(module.LuongAttention(d, score).named_parameters()) for _ in range(2))
-    return [f"{score}: {name} {'repeats' if _equal(first, again, name) else 'does not repeat'} with its seed, "
-            f"{'does not change' if _equal(first, other, name) else 'changes'} with another, "
-            f"{'repeats' if _equal(default, default_again, name) else 'does not repeat'} by default, "
-            f"{'is not all zeros' if np.any(parameter.data) else 'is all zeros'}, "
-            f"{'is finite' if all(_finite(p, name) for p in (first, default)) else 'is not finite'}"
-            for name, parameter in first.items()]
+    drawn = given.next_u32() != PCG32(seeds[0]).next_u32()
+    return [f"{score}: {'draws from' if drawn else 'does not draw from'} the rng it is given"] + [
+        f"{score}: {name} {'repeats' if _equal(first, again, name) else 'does not repeat'} with its seed, "
+        f"{'does not change' if _equal(first, other, name) else 'changes'} with another, "
+        f"{'equals another parameter' if _equals_another(first, name) else 'is its own'} with it, "
+        f"{'repeats' if _equal(default, default_again, name) else 'does not repeat'} by default, "
+        f"{'shares an array' if _shares_an_array(name, first, default, default_again) else 'has arrays of its own'}, "
+        f"{'is not all zeros' if np.any(parameter.data) else 'is all zeros'}, "
+        f"{'is finite' if all(_finite(p, name) for p in (first, default)) else 'is not finite'}"
+        for name, parameter in first.items()]
+
+
+def _equals_another(parameters: dict, name: str) -> bool:
+    return any(np.array_equal(parameters[name].data, other.data) for key, other in parameters.items() if key != name)
+
+
+def _shares_an_array(name: str, *modules: dict) -> bool:
+    """Whether parameter ``name`` of any of ``modules`` shares memory with another parameter of
+    any of them (tied weights, or arrays kept at module level and handed to every instance)."""
+    mine = [module[name].data for module in modules if name in module]
+    theirs = [(index, key, p.data) for index, module in enumerate(modules) for key, p in module.items()]
+    return any(np.shares_memory(array, other) for own_index, array in enumerate(mine)
+               for index, key, other in theirs if (index, key) != (own_index, name))
 
 
 def _text(value: object) -> str:
