@@ -45,7 +45,9 @@ class UnboundPlaceholder:
     def qualname(self) -> str:
         return ".".join((self._module.__name__, *self._path))
 
-    def __getattr__(self, name: str) -> UnboundPlaceholder:
+    def __getattr__(self, name: str) -> UnboundPlaceholder | str:
+        if name in ("__name__", "__qualname__"):  # what ``ids=lambda cls: cls.__name__`` reads at collection
+            return self._path[-1] if name == "__name__" else ".".join(self._path)
         if name.startswith("_"):
             raise AttributeError(name)
         if name not in self._children:
@@ -57,10 +59,6 @@ class UnboundPlaceholder:
         for name in self._path:
             value = getattr(value, name)
         return value
-
-    @property
-    def __name__(self) -> str:  # what ``ids=lambda cls: cls.__name__`` reads during collection
-        return self._path[-1]
 
     def __call__(self, *args: object, **kwargs: object) -> object:
         raise RuntimeError(f"{self.qualname} was used at import time or {UNSWAPPABLE} (a value built from it at "
@@ -146,11 +144,29 @@ def rebinding_sites(placeholder: PlaceholderModule, holders: Iterable[dict | typ
                 entries = value.items() if isinstance(value, dict) else enumerate(value)
                 sites += [partial(_put_swapped, partial(value.__setitem__, index), item)
                           for index, item in entries if id(item) in stand_ins]
-            elif isinstance(value, tuple) and holds(value):
+            elif isinstance(value, tuple) and holds(value) and _rebuildable(value):
                 sites.append(partial(_put_swapped_tuple, put, value))
-            elif isinstance(value, types.FunctionType) and holds(value.__defaults__ or ()):
-                sites.append(partial(_put_swapped_tuple, partial(setattr, value, "__defaults__"), value.__defaults__))
+            elif isinstance(value, (types.FunctionType, staticmethod, classmethod)):
+                sites += _default_sites(getattr(value, "__func__", value), stand_ins)
     return sites
+
+
+def _default_sites(function: object, stand_ins: set[int]) -> list[Site]:
+    """Where a function's defaults, positional or keyword-only, hold a placeholder."""
+    sites: list[Site] = []
+    defaults, keyword_defaults = getattr(function, "__defaults__", None), getattr(function, "__kwdefaults__", None)
+    if isinstance(defaults, tuple) and any(id(value) in stand_ins for value in defaults):
+        sites.append(partial(_put_swapped_tuple, partial(setattr, function, "__defaults__"), defaults))
+    if isinstance(keyword_defaults, dict):
+        sites += [partial(_put_swapped, partial(keyword_defaults.__setitem__, key), value)
+                  for key, value in keyword_defaults.items() if id(value) in stand_ins]
+    return sites
+
+
+def _rebuildable(values: tuple) -> bool:
+    """A tuple, or a named tuple, whose class can be rebuilt from its items (any other subclass
+    of tuple is left as it is: its constructor is its own)."""
+    return type(values) is tuple or hasattr(type(values), "_make")
 
 
 def _stand_ins(placeholder: PlaceholderModule) -> list[PlaceholderModule | UnboundPlaceholder]:
@@ -168,7 +184,8 @@ def _put_swapped(put: Callable[[object], object], value: object, swaps: Mapping[
 
 
 def _put_swapped_tuple(put: Callable[[object], object], values: tuple, swaps: Mapping[int, object]) -> None:
-    put(tuple(swaps.get(id(value), value) for value in values))
+    swapped = [swaps.get(id(value), value) for value in values]
+    put(tuple(swapped) if type(values) is tuple else type(values)._make(swapped))
 
 
 def rebind(placeholder: PlaceholderModule, real: types.ModuleType, sites: Iterable[Site]) -> None:

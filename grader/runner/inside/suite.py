@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sys
 import time
+import types
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -96,7 +97,7 @@ def test_holders(session: pytest.Session, tests: Path) -> list[dict | type]:
     """Where the tests may keep names taken from the graded module: their modules' globals, the
     classes defined there (nested ones too) and the attributes of module-level objects of those
     classes (a dataclass instance), and the parametrize values."""
-    modules = [module for module in list(sys.modules.values()) if _is_under(getattr(module, "__file__", None), tests)]
+    modules = _test_modules(session, tests)
     classes: list[type] = []
     pending = [value for module in modules for value in vars(module).values() if _defined_in(value, module.__name__)]
     while pending:
@@ -110,11 +111,23 @@ def test_holders(session: pytest.Session, tests: Path) -> list[dict | type]:
     return [*(vars(module) for module in modules), *classes, *objects, *params]
 
 
+def _test_modules(session: pytest.Session, tests: Path) -> list[types.ModuleType]:
+    """The modules loaded from the tests folder: those in sys.modules, the conftests pytest keeps
+    as plugins (it takes a root conftest out of sys.modules when a subfolder without __init__.py
+    has its own), and modules the test modules hold (a helper loaded from its file)."""
+    found = [module for module in list(sys.modules.values()) if _is_under(getattr(module, "__file__", None), tests)]
+    found += [plugin for plugin in session.config.pluginmanager.get_plugins()
+              if isinstance(plugin, types.ModuleType) and _is_under(getattr(plugin, "__file__", None), tests)]
+    found += [value for module in list(found) for value in vars(module).values()
+              if isinstance(value, types.ModuleType) and _is_under(getattr(value, "__file__", None), tests)]
+    return list({id(module): module for module in found}.values())
+
+
 def _attributes(value: object) -> object:
     """``value``'s __dict__, or None (slots only, or a class that makes reading it fail)."""
     try:
         return object.__getattribute__(value, "__dict__")
-    except Exception:  # noqa: BLE001 - the student's class decides what reading it does
+    except BaseException:  # noqa: BLE001 - the student's class decides what reading it does
         return None
 
 
