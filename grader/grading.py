@@ -39,7 +39,7 @@ from grader.report.model import (
 )
 from grader.runner.compiled import compile_modules
 from grader.runner.driver import WarmRunner, module_file
-from grader.runner.inside.loader import UNSWAPPABLE
+from grader.runner.inside.loader import UNDEFINED, UNSWAPPABLE
 from grader.runner.results import REFERENCE, REFERENCE_AGAIN, Outcome, RunnerError, SuitePass, SuiteRun
 from grader.sandbox import SandboxUnavailable, get_backend
 from grader.settings import Settings, SettingsError
@@ -65,6 +65,11 @@ ORDER_HINT = (
     "the same implementation passed the first run, which ran the tests in the files' order; later runs put "
     "the tests that killed most first. A test that fails here depends on another running before it (state "
     "a test or a module- or session-scoped fixture leaves behind), on randomness, or on what an earlier run did"
+)
+UNDEFINED_HINT = (
+    "the test uses a name of the graded module that this correct implementation does not define; the "
+    "grader's implementations need define only what the chapter's contract names, so test only those (a "
+    "helper of your own can be tested where it is defined, or looked up with hasattr inside the test)"
 )
 UNSWAPPABLE_HINT = (
     "the runner collects the tests once, before any implementation is loaded, and swaps each run's module "
@@ -416,10 +421,12 @@ def validity_rows(suite: SuitePass, collected: frozenset[str], how: str = "") ->
 def trusted_run_message(run: SuiteRun) -> str:
     """Never the run's own message: it was written by the student's code while the trusted module
     was in memory, so it could carry that module's text out (docstrings, constants). One that
-    names the runner's placeholder rule gets the rule explained (a choice between two texts of
-    ours, so at most a bit per run comes out)."""
+    names the runner's placeholder rule, or a name the implementation lacks, gets that explained
+    (a choice among three texts of ours, so at most two bits per run come out)."""
     if not run.killed:
         return ""
+    if UNDEFINED in run.message:
+        return UNDEFINED_HINT
     return UNSWAPPABLE_HINT if UNSWAPPABLE in run.message else TRUSTED_RUN_HINT
 
 

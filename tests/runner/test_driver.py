@@ -7,7 +7,7 @@ import time
 import pytest
 
 from grader.runner.driver import WarmRunner
-from grader.runner.inside.loader import UNSWAPPABLE
+from grader.runner.inside.loader import UNDEFINED, UNSWAPPABLE
 from grader.runner.results import REFERENCE, REFERENCE_AGAIN, Outcome, RunnerError
 from grader.sandbox import Limits
 
@@ -407,3 +407,16 @@ def test_a_root_conftest_pytest_took_out_of_sys_modules_is_swapped_too(suite_fol
     runner = runner_for(folder, workers=1)
     runs = runner.suite_runs([("ref", reference)], timeout=20.0, stop_early=False)
     assert runs["ref"].outcome is Outcome.PASSED, (runs["ref"].node, runs["ref"].message)
+
+
+def test_a_name_the_run_s_module_lacks_fails_saying_so(suite_folder, runner_for, reference) -> None:
+    """Collected against the placeholder, a name the contract does not define imports fine; in a
+    run whose module lacks it, using it must say that, not blame the placeholder rule."""
+    folder = suite_folder({"test_helper.py": """
+        from tinyllm.seq2seq.luong import a_helper_of_my_own
+        def test_my_helper():
+            assert a_helper_of_my_own(1) == 1
+    """})
+    runner = runner_for(folder, workers=1)
+    runs = runner.suite_runs([("ref", reference)], timeout=20.0)
+    assert runs["ref"].outcome is Outcome.FAILED and UNDEFINED in runs["ref"].message, runs["ref"].message

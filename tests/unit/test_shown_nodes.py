@@ -3,9 +3,9 @@
 
 from __future__ import annotations
 
-from grader.grading import (HIDDEN_NODE, HIDDEN_PART, ORDER_HINT, TRUSTED_RUN_HINT, UNSWAPPABLE_HINT,
-                            shown_node, trusted_run_message, validity_rows)
-from grader.runner.inside.loader import UNSWAPPABLE
+from grader.grading import (HIDDEN_NODE, HIDDEN_PART, ORDER_HINT, TRUSTED_RUN_HINT, UNDEFINED_HINT,
+                            UNSWAPPABLE_HINT, shown_node, trusted_run_message, validity_rows)
+from grader.runner.inside.loader import UNDEFINED, UNSWAPPABLE
 from grader.runner.results import REFERENCE, REFERENCE_AGAIN, Outcome, SuitePass, SuiteRun
 
 COLLECTED = frozenset({"test_a.py::test_plain", "test_a.py::test_cases[0]", "test_a.py::test_cases[1]"})
@@ -56,3 +56,8 @@ def test_a_reference_that_fails_only_in_the_runner_s_order_is_explained():
     runs[REFERENCE] = _run(Outcome.FAILED, "AssertionError")
     rows = validity_rows(SuitePass(timeout=1.0, runs=runs, variants=(), mutants=()), frozenset())
     assert [row.message for row in rows] == [TRUSTED_RUN_HINT, TRUSTED_RUN_HINT]
+
+
+def test_a_name_the_implementation_lacks_is_explained():
+    message = f"test_a.py:3: AttributeError: tinyllm.seq2seq.luong.helper {UNDEFINED}"
+    assert trusted_run_message(_run(Outcome.FAILED, message)) == UNDEFINED_HINT

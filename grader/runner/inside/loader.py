@@ -26,6 +26,8 @@ from functools import partial
 # In the message of every use of a placeholder the runner cannot swap: the trusted side, which
 # never shows a run's own message, recognises it by this and explains the rule instead.
 UNSWAPPABLE = "held where the runner cannot swap it"
+# ... and in that of a name the run's module does not define (rebind leaves its placeholder).
+UNDEFINED = "is not defined by the implementation of this run"
 Site = Callable[[Mapping[int, object]], None]  # swaps, by the placeholder's id, what one place holds
 
 
@@ -40,6 +42,7 @@ class UnboundPlaceholder:
         self._module = module
         self._path = path
         self._children: dict[str, UnboundPlaceholder] = {}
+        self._undefined = False  # set in a child whose module lacks it (rebind)
 
     @property
     def qualname(self) -> str:
@@ -61,6 +64,8 @@ class UnboundPlaceholder:
         return value
 
     def __call__(self, *args: object, **kwargs: object) -> object:
+        if self._undefined:
+            raise AttributeError(f"{self.qualname} {UNDEFINED}")
         raise RuntimeError(f"{self.qualname} was used at import time or {UNSWAPPABLE} (a value built from it at "
                            "import time, or held deeper than one list, dict or tuple); use it inside tests or fixtures")
 
@@ -191,14 +196,14 @@ def _put_swapped_tuple(put: Callable[[object], object], values: tuple, swaps: Ma
 def rebind(placeholder: PlaceholderModule, real: types.ModuleType, sites: Iterable[Site]) -> None:
     """Put the real object where each site holds a placeholder.
 
-    A name the real module lacks is left as its placeholder, so the test fails with the
-    placeholder's message, as it would fail with an ImportError on a plain import.
+    A name the real module lacks is left as its placeholder, marked so that using it fails
+    saying so, as a plain import of it would fail.
     """
     swaps: dict[int, object] = {}
     for stand_in in _stand_ins(placeholder):
         try:
             swaps[id(stand_in)] = real if stand_in is placeholder else stand_in.resolve(real)
         except AttributeError:
-            continue
+            stand_in._undefined = True
     for site in sites:
         site(swaps)
