@@ -181,21 +181,13 @@ def _grade(chapter: Chapter, catalogue: Catalogue, submission: Submission, backe
         # student's code's first run there), and the timeouts are settled once it is closed: see
         # Runners for what the two sandboxes would otherwise share.
         implementation = _grade_implementation(runners.clean, chapter, catalogue, submission, settings, timing)
-        tests = None
-        fast = runners.fast
-        if fast is not None:
-            sent = _timed(timing, "disguise", disguise_catalogue, catalogue)  # what the sandboxes get
-            sample = alone_sample(sent, settings)
-            compiled, rest = _compiled(sent, sample, module_file(chapter), background)
-            alone = _timed(timing, "alone", _alone_pass, runners.clean, sent, _correct(sent), sample, compiled,
-                           settings.alone_timeout)
-            compiled = {**compiled, **rest.result()}
-            _timed(timing, "collection", fast.await_ready)  # the student's code runs there from now on
-            suite = _timed(timing, "mutation", _mutation_pass, fast, sent, compiled)
-            fast.close()  # and nothing of it is alive during the runs alone after it
-            alone = _timed(timing, "after_the_pass", _after_the_pass, runners.clean, sent, suite, alone, compiled,
-                           settings)
-            tests = _grade_tests(suite, alone, chapter, sent, frozenset(fast.collected))
+        tests, error = None, None
+        if runners.fast is not None:
+            try:
+                tests = _grade_suite(runners, chapter, catalogue, settings, background, timing)
+            except RunnerError as exc:  # the implementation's grade, made before, stands
+                tests = scoring.tests_not_graded(chapter.threshold, chapter.required_pitfalls)
+                error = f"the tests could not be graded: {exc}"
     timing["total"] = _since(started)
     return Report(
         chapter=chapter.id,
@@ -206,8 +198,26 @@ def _grade(chapter: Chapter, catalogue: Catalogue, submission: Submission, backe
         pitfalls=catalogue.pitfalls,
         backend=backend_name,
         submission=submission.digest,
+        error=error,
         timing={k: round(v, 3) for k, v in timing.items()},
     )
+
+
+def _grade_suite(runners: Runners, chapter: Chapter, catalogue: Catalogue, settings: Settings,
+                 background: ThreadPoolExecutor, timing: dict[str, float]) -> Tests:
+    """The student's tests: runs alone, the mutation pass, the runs alone after it, the score."""
+    fast = runners.fast
+    sent = _timed(timing, "disguise", disguise_catalogue, catalogue)  # what the sandboxes get
+    sample = alone_sample(sent, settings)
+    compiled, rest = _compiled(sent, sample, module_file(chapter), background)
+    alone = _timed(timing, "alone", _alone_pass, runners.clean, sent, _correct(sent), sample, compiled,
+                   settings.alone_timeout)
+    compiled = {**compiled, **rest.result()}
+    _timed(timing, "collection", fast.await_ready)  # the student's code runs there from now on
+    suite = _timed(timing, "mutation", _mutation_pass, fast, sent, compiled)
+    fast.close()  # and nothing of it is alive during the runs alone after it
+    alone = _timed(timing, "after_the_pass", _after_the_pass, runners.clean, sent, suite, alone, compiled, settings)
+    return _grade_tests(suite, alone, chapter, sent, frozenset(fast.collected))
 
 
 def _materialise_tests(submission: Submission, folder: Path) -> Path | None:

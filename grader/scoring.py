@@ -20,6 +20,13 @@ from grader.report.model import (
 )
 
 
+def tests_not_graded(threshold: float, required_pitfalls: Sequence[str]) -> Tests:
+    """The tests' part of a report whose suite could not be run to the end (the sandbox died or
+    ran out of time): verdict error, nothing killed; the report's error says why."""
+    return Tests(verdict=TestsVerdict.ERROR, score=0.0, threshold=threshold, killed=0, total=0, mutants=(),
+                 pitfalls_missed=tuple(required_pitfalls), validity=())
+
+
 def implementation_verdict(course_outcomes: Sequence[str], probes_agree: bool) -> Verdict:
     """Passes only if every course test passed AND the trusted probes agree with the reference."""
     return Verdict.PASS if probes_agree and all(o == "passed" for o in course_outcomes) else Verdict.FAIL

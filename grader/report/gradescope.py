@@ -42,7 +42,7 @@ def render_gradescope(report: Report) -> str:
 
 def results(report: Report) -> dict:
     """The results.json content for ``report`` (an error report scores 0 and says why)."""
-    tests = _entries(report) if report.error is None else []
+    tests = _entries(report) if report.implementation is not None else []
     return {
         "score": round(sum(t["score"] for t in tests), 4),
         "execution_time": round(report.timing.get("total", 0.0), 3),
@@ -108,5 +108,5 @@ def _ungraded_reason(tests: Tests | None) -> str | None:
     if tests.verdict is TestsVerdict.INVALID:
         return f"your tests are invalid, so their kills count for nothing: {tests.invalid_reason}"
     if tests.verdict is TestsVerdict.ERROR:
-        return "your tests could not be run"
+        return "your tests could not be run (the report's error says why)"
     return None

@@ -88,7 +88,8 @@ const STATUSES = {_script_json(STRYKER_STATUSES)};
 
 def _note(report: Report) -> str:
     if report.error is not None:
-        return f'<p class="note">This submission could not be graded: {html.escape(report.error)}</p>'
+        what = "submission" if report.implementation is None else "submission's tests"
+        return f'<p class="note">This {what} could not be graded: {html.escape(report.error)}</p>'
     if not source_shown(report):
         return ('<p class="note">Your implementation does not pass yet, so the reference luong.py is hidden: '
                 'the mutants are shown at their places in a blank file. Make the course tests and probes pass '

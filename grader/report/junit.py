@@ -22,9 +22,9 @@ def render_junit(report: Report) -> str:
     if report.error is not None:
         suite = _suite(root, "grading", report)
         _case(suite, "grade", "grading", error=report.error)
-    else:
+    if report.implementation is not None:  # an error that stopped the tests alone keeps it
         _implementation_suite(root, report)
-        if report.tests is not None:
+        if report.tests is not None and report.error is None:
             _validity_suite(root, report, report.tests)
             _mutant_suite(root, report, report.tests)
     _count(root)

@@ -77,7 +77,7 @@ def mutation_report(report: Report) -> dict:
     data = {
         "schemaVersion": SCHEMA_VERSION,
         "thresholds": _thresholds(report),
-        "files": {} if report.error is not None else _files(report),
+        "files": {} if report.error is not None else _files(report),  # an error leaves no mutant to show
         "framework": {"name": "l43-grader"},
         "config": {"chapter": report.chapter, "verdict": report.verdict.value, "pool_version": report.pool_version,
                    "source_shown": source_shown(report), "error": report.error},

@@ -23,6 +23,7 @@ def _document(report: Report) -> Group:
     parts: list = [_headline(report)]
     if report.error:
         parts.append(Text(f"error: {report.error}", style=STYLE["error"]))
+    if report.implementation is None:  # nothing was graded (an error that stopped the tests alone keeps it)
         return Group(*parts)
     parts.append(_pitfall_table(report))
     parts.append(_implementation(report))
@@ -59,7 +60,8 @@ def _tests_cell(mutant, report: Report) -> Text:
     if report.tests is None:
         return Text("no tests submitted", style="dim")
     if mutant is None:
-        return Text("not run (tests invalid)", style="dim")
+        why = "tests not graded" if report.tests.verdict is TestsVerdict.ERROR else "tests invalid"
+        return Text(f"not run ({why})", style="dim")
     if mutant.outcome.is_killed:
         if report.tests.verdict is TestsVerdict.INVALID:  # a kill by an invalid suite proves nothing
             return Text("killed, not counted (tests invalid)", style="dim")

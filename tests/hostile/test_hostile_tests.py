@@ -167,3 +167,16 @@ def test_tests_that_learn_which_mutants_run_alone_get_nothing(grade_hostile, san
     graded = grade_hostile(impl=CORRECT_IMPL.read_text(), tests=tests, backend=sandbox_backend("bwrap"))
     assert_contained(graded)
     assert graded.report["tests"]["verdict"] in ("invalid", "fail"), graded.report["tests"]
+
+
+def test_a_suite_that_stops_the_fast_sandbox_leaves_the_implementation_graded(grade_hostile, sandbox_backend):
+    """Its conftest ends the fast zygote while it collects. The implementation was graded before
+    the suite ran, in the other sandbox: the report keeps that grade, and says the tests could
+    not be graded, instead of ending the whole grade in an error with no verdict at all."""
+    graded = grade_hostile(impl=CORRECT_IMPL.read_text(), tests=hostile_tests("exit_at_collection"),
+                           backend=sandbox_backend("bwrap"))
+    assert_contained(graded)
+    report = graded.report
+    assert report["verdict"] == "error" and report["error"].startswith("the tests could not be graded: ")
+    assert report["implementation"]["verdict"] == "pass"
+    assert (report["tests"]["verdict"], report["tests"]["killed"]) == ("error", 0)
