@@ -421,23 +421,23 @@ def validity_rows(suite: SuitePass, collected: frozenset[str], how: str = "") ->
             implementation=labels.get(run_id, run_id) + how,
             outcome=run.outcome.value,
             failed_test=shown_node(run.node, collected) if run.killed else None,
-            message=ORDER_HINT if run is last and same_module_other_order and UNSWAPPABLE not in run.message
-            else trusted_run_message(run),
+            message=trusted_run_message(run, ORDER_HINT if run is last and same_module_other_order
+                                        else TRUSTED_RUN_HINT),
         )
         for run_id, run in runs.items()
     )
 
 
-def trusted_run_message(run: SuiteRun) -> str:
+def trusted_run_message(run: SuiteRun, otherwise: str = TRUSTED_RUN_HINT) -> str:
     """Never the run's own message: it was written by the student's code while the trusted module
     was in memory, so it could carry that module's text out (docstrings, constants). One that
-    names the runner's placeholder rule, or a name the implementation lacks, gets that explained
-    (a choice among three texts of ours, so at most two bits per run come out)."""
+    names the runner's placeholder rule, or a name the implementation lacks, gets that explained;
+    any other, ``otherwise`` (texts of ours only, so at most two bits per run come out)."""
     if not run.killed:
         return ""
     if UNDEFINED in run.message:
         return UNDEFINED_HINT
-    return UNSWAPPABLE_HINT if UNSWAPPABLE in run.message else TRUSTED_RUN_HINT
+    return UNSWAPPABLE_HINT if UNSWAPPABLE in run.message else otherwise
 
 
 def _mutant_result(suite: SuitePass, mutant_id: str, pitfall: bool, collected: frozenset[str]) -> MutantResult:

@@ -135,10 +135,6 @@ def rebinding_sites(placeholder: PlaceholderModule, holders: Iterable[dict | typ
     function's defaults. Found once, in the zygote after collection, so that each child visits
     only these."""
     stand_ins = {id(stand_in) for stand_in in _stand_ins(placeholder)}
-
-    def holds(values: Iterable[object]) -> bool:
-        return any(id(value) in stand_ins for value in values)
-
     sites: list[Site] = []
     for holder in holders:
         for key, value in list((vars(holder) if isinstance(holder, type) else holder).items()):
@@ -149,7 +145,7 @@ def rebinding_sites(placeholder: PlaceholderModule, holders: Iterable[dict | typ
                 entries = value.items() if isinstance(value, dict) else enumerate(value)
                 sites += [partial(_put_swapped, partial(value.__setitem__, index), item)
                           for index, item in entries if id(item) in stand_ins]
-            elif isinstance(value, tuple) and holds(value) and _rebuildable(value):
+            elif isinstance(value, tuple) and _holds(value, stand_ins) and _rebuildable(value):
                 sites.append(partial(_put_swapped_tuple, put, value))
             elif isinstance(value, (types.FunctionType, staticmethod, classmethod)):
                 sites += _default_sites(getattr(value, "__func__", value), stand_ins)
@@ -160,12 +156,16 @@ def _default_sites(function: object, stand_ins: set[int]) -> list[Site]:
     """Where a function's defaults, positional or keyword-only, hold a placeholder."""
     sites: list[Site] = []
     defaults, keyword_defaults = getattr(function, "__defaults__", None), getattr(function, "__kwdefaults__", None)
-    if isinstance(defaults, tuple) and any(id(value) in stand_ins for value in defaults):
+    if isinstance(defaults, tuple) and _holds(defaults, stand_ins):
         sites.append(partial(_put_swapped_tuple, partial(setattr, function, "__defaults__"), defaults))
     if isinstance(keyword_defaults, dict):
         sites += [partial(_put_swapped, partial(keyword_defaults.__setitem__, key), value)
                   for key, value in keyword_defaults.items() if id(value) in stand_ins]
     return sites
+
+
+def _holds(values: Iterable[object], stand_ins: set[int]) -> bool:
+    return any(id(value) in stand_ins for value in values)
 
 
 def _rebuildable(values: tuple) -> bool:

@@ -115,12 +115,14 @@ def _test_modules(session: pytest.Session, tests: Path) -> list[types.ModuleType
     """The modules loaded from the tests folder: those in sys.modules, the conftests pytest keeps
     as plugins (it takes a root conftest out of sys.modules when a subfolder without __init__.py
     has its own), and modules the test modules hold (a helper loaded from its file)."""
-    found = [module for module in list(sys.modules.values()) if _is_under(getattr(module, "__file__", None), tests)]
-    found += [plugin for plugin in session.config.pluginmanager.get_plugins()
-              if isinstance(plugin, types.ModuleType) and _is_under(getattr(plugin, "__file__", None), tests)]
-    found += [value for module in list(found) for value in vars(module).values()
-              if isinstance(value, types.ModuleType) and _is_under(getattr(value, "__file__", None), tests)]
+    found = [module for module in list(sys.modules.values()) if _is_test_module(module, tests)]
+    found += [plugin for plugin in session.config.pluginmanager.get_plugins() if _is_test_module(plugin, tests)]
+    found += [value for module in list(found) for value in vars(module).values() if _is_test_module(value, tests)]
     return list({id(module): module for module in found}.values())
+
+
+def _is_test_module(value: object, tests: Path) -> bool:
+    return isinstance(value, types.ModuleType) and _is_under(getattr(value, "__file__", None), tests)
 
 
 def _attributes(value: object) -> object:
