@@ -73,10 +73,10 @@ UNDEFINED_HINT = (
 )
 UNSWAPPABLE_HINT = (
     "the runner collects the tests once, before any implementation is loaded, and swaps each run's module "
-    "in where the tests hold its names: a test module's globals, its classes' attributes, the attributes of "
-    "its module-level objects, parametrize values, one list, dict or tuple deep in those, and functions' "
-    "defaults. This test used a name of the graded module at import time (a subclass, a value computed from "
-    "it) or held it deeper; use it inside tests or fixtures"
+    "in wherever the tests hold its names (globals, attributes, parametrize values, containers, closures, "
+    "defaults). This test used a name of the graded module at import time (a subclass, an instance or another "
+    "value computed from it) or held it inside an object the runner cannot rewrite; use it inside tests or "
+    "fixtures"
 )
 # How a mutant's run outcome counts in the grade (a failed or erroring test is a kill).
 MUTANT_OUTCOMES = {

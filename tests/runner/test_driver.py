@@ -373,6 +373,56 @@ def test_names_held_in_classes_containers_and_defaults_are_swapped(suite_folder,
     assert runs["ref"].outcome is Outcome.PASSED, (runs["ref"].node, runs["ref"].message)
 
 
+def test_names_held_anywhere_the_collector_finds_them_are_swapped(suite_folder, runner_for, reference) -> None:
+    """Beyond the places above, the zygote asks the garbage collector what holds each stand-in,
+    so sets, closures, partials, namespaces, slots, dict keys and containers nested at any depth
+    get each run's class too (each was a false INVALID until the places were found this way)."""
+    folder = suite_folder({"test_deeper.py": """
+        import collections
+        import dataclasses
+        import functools
+        import types
+        from tinyllm.seq2seq.luong import LuongAttention
+
+        NESTED = [("dot", (LuongAttention, 3))]
+        BY_NAME = {"cases": [{"cls": LuongAttention}]}
+        KEYED = {LuongAttention: "the class"}
+        A_SET, A_FROZENSET = {LuongAttention}, frozenset([LuongAttention])
+        A_DEQUE = collections.deque([LuongAttention])
+        BUILD = functools.partial(LuongAttention, 4, "dot")
+        BUILD_BY_ARGS = functools.partial(lambda cls, d: cls, LuongAttention)
+        SPACE = types.SimpleNamespace(cls=LuongAttention)
+        LAMBDA = lambda cls=LuongAttention: cls
+
+        def closing_over():
+            held = LuongAttention
+            return lambda: held
+
+        CLOSURE = closing_over()
+
+        @dataclasses.dataclass(frozen=True, slots=True)
+        class Slotted:
+            cls: type = LuongAttention
+
+        SLOTTED = Slotted()
+
+        def current():
+            import importlib
+            return importlib.import_module("tinyllm.seq2seq.luong").LuongAttention
+
+        def test_everywhere():
+            real = current()
+            assert NESTED[0][1][0] is real and BY_NAME["cases"][0]["cls"] is real
+            assert list(KEYED) == [real] and A_SET == {real} and A_FROZENSET == frozenset([real])
+            assert A_DEQUE[0] is real and BUILD.func is real and BUILD_BY_ARGS(2) is real
+            assert SPACE.cls is real and LAMBDA() is real and CLOSURE() is real and SLOTTED.cls is real
+            assert isinstance(BUILD(), real)
+    """})
+    runner = runner_for(folder, workers=1)
+    runs = runner.suite_runs([("ref", reference)], timeout=20.0, stop_early=False)
+    assert runs["ref"].outcome is Outcome.PASSED, (runs["ref"].node, runs["ref"].message)
+
+
 def test_a_subclass_made_at_import_time_fails_collection_naming_the_rule(suite_folder, runner_for) -> None:
     folder = suite_folder({"test_spy.py": """
         from tinyllm.seq2seq.luong import LuongAttention

@@ -40,7 +40,7 @@ class Setup:
     placeholder: loader.PlaceholderModule
     session: pytest.Session | None  # configured for the student's tests (None: no tests submitted)
     collected: bool  # the session holds the collected tests (else each child collects: runs alone)
-    sites: list[loader.Site]  # where the collected tests hold names from the graded module
+    rebinding: loader.Rebinding  # where the collected tests hold names from the graded module
 
 
 @dataclass(frozen=True)
@@ -101,7 +101,7 @@ def _install(setup: Setup, job: Job, recorder: Recorder):
     except BaseException as exc:  # noqa: BLE001 - the module under test may raise anything at import
         recorder.emit("raised", message=clip(f"the module failed to import: {type(exc).__name__}: {exc}"))
         return None
-    loader.rebind(setup.placeholder, module, setup.sites)
+    loader.rebind(setup.placeholder, module, setup.rebinding)
     recorder.emit("installed", seconds=time.perf_counter() - begun, hold=True)
     return module
 

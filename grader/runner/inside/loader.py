@@ -8,19 +8,21 @@ The student's tests are collected once, in the zygote, against a *placeholder* m
 than a real implementation: the zygote then never holds any implementation's code, so no child
 can find another run's module in inherited memory. Names the tests took from the placeholder at
 import time (``from ...luong import LuongAttention``, ``import ...luong as L``) are rebound in
-each child, by identity, to the real module's objects: where the zygote found them after
-collection (rebinding_sites), in the test modules' globals, their classes' attributes, the
-attributes of module-level objects of those classes, the parametrize values, one level into a
-list, dict or tuple held there, and the defaults of their functions.
+each child, by identity, to the real module's objects, wherever the zygote found them held after
+collection (rebinding_sites asks the garbage collector): globals, class and instance attributes,
+parametrize values, containers at any depth, closures, defaults, ``functools.partial``.
 """
 
 from __future__ import annotations
 
+import gc
 import importlib.machinery
 import marshal
 import sys
 import types
-from collections.abc import Callable, Iterable, Mapping
+from collections import deque
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from functools import partial
 
 # In the message of every use of a placeholder the runner cannot swap: the trusted side, which
@@ -28,7 +30,8 @@ from functools import partial
 UNSWAPPABLE = "held where the runner cannot swap it"
 # ... and in that of a name the run's module does not define (rebind leaves its placeholder).
 UNDEFINED = "is not defined by the implementation of this run"
-Site = Callable[[Mapping[int, object]], None]  # swaps, by the placeholder's id, what one place holds
+Site = Callable[["_Swap"], None]  # puts, through a run's swap, what one place holds
+MAX_DEPTH = 6  # tuples and frozensets rebuilt around a stand-in, nested this deep at most
 
 
 class UnboundPlaceholder:
@@ -67,7 +70,8 @@ class UnboundPlaceholder:
         if self._undefined:
             raise AttributeError(f"{self.qualname} {UNDEFINED}")
         raise RuntimeError(f"{self.qualname} was used at import time or {UNSWAPPABLE} (a value built from it at "
-                           "import time, or held deeper than one list, dict or tuple); use it inside tests or fixtures")
+                           "import time, or held inside an object the runner cannot rewrite); use it inside tests or "
+                           "fixtures")
 
     def __mro_entries__(self, bases: tuple) -> tuple:
         raise RuntimeError(f"{self.qualname} was subclassed at import time, so {UNSWAPPABLE}; "
@@ -129,49 +133,112 @@ def install(source: bytes, name: str, file: str, *, compiled: bool = False) -> t
     return module
 
 
-def rebinding_sites(placeholder: PlaceholderModule, holders: Iterable[dict | type]) -> list[Site]:
-    """Every place in ``holders`` (the test modules' globals and classes, the parametrize values)
-    that holds a placeholder: as a value, one level into a list, dict or tuple there, or among a
-    function's defaults. Found once, in the zygote after collection, so that each child visits
-    only these."""
-    stand_ins = {id(stand_in) for stand_in in _stand_ins(placeholder)}
-    sites: list[Site] = []
-    for holder in holders:
-        for key, value in list((vars(holder) if isinstance(holder, type) else holder).items()):
-            put = partial(setattr, holder, key) if isinstance(holder, type) else partial(holder.__setitem__, key)
-            if id(value) in stand_ins:
-                sites.append(partial(_put_swapped, put, value))
-            elif isinstance(value, (list, dict)):
-                entries = value.items() if isinstance(value, dict) else enumerate(value)
-                sites += [partial(_put_swapped, partial(value.__setitem__, index), item)
-                          for index, item in entries if id(item) in stand_ins]
-            elif isinstance(value, tuple) and _holds(value, stand_ins) and _rebuildable(value):
-                sites.append(partial(_put_swapped_tuple, put, value))
-            elif isinstance(value, (types.FunctionType, staticmethod, classmethod)):
-                sites += _default_sites(getattr(value, "__func__", value), stand_ins)
-    return sites
+@dataclass(frozen=True)
+class Rebinding:
+    """Where the zygote's heap holds stand-ins, found once after collection (rebinding_sites)."""
+
+    sites: list[Site]  # each puts, through the run's swap, its object where a stand-in was held
+    rebuilt: dict[int, tuple | frozenset]  # immutable containers that held one, by id: rebuilt per run
 
 
-def _default_sites(function: object, stand_ins: set[int]) -> list[Site]:
-    """Where a function's defaults, positional or keyword-only, hold a placeholder."""
-    sites: list[Site] = []
-    defaults, keyword_defaults = getattr(function, "__defaults__", None), getattr(function, "__kwdefaults__", None)
-    if isinstance(defaults, tuple) and _holds(defaults, stand_ins):
-        sites.append(partial(_put_swapped_tuple, partial(setattr, function, "__defaults__"), defaults))
-    if isinstance(keyword_defaults, dict):
-        sites += [partial(_put_swapped, partial(keyword_defaults.__setitem__, key), value)
-                  for key, value in keyword_defaults.items() if id(value) in stand_ins]
-    return sites
+NO_REBINDING = Rebinding(sites=[], rebuilt={})
 
 
-def _holds(values: Iterable[object], stand_ins: set[int]) -> bool:
-    return any(id(value) in stand_ins for value in values)
+def rebinding_sites(placeholder: PlaceholderModule) -> Rebinding:
+    """Every place that holds a stand-in, found by asking the garbage collector what refers to
+    each: dicts (module globals, class attributes, instance attributes, parametrize values),
+    lists, sets, closure cells, ``functools.partial`` objects and slots. A tuple, named tuple or
+    frozenset that holds one cannot be changed, so it is rebuilt in each run and put where *it*
+    is held (a function's defaults, a list, another tuple), up to MAX_DEPTH containers deep.
+    Found once, in the zygote after collection and before ``gc.freeze()`` (the collector does not
+    search frozen objects), so that each child visits only these places. The runner's own
+    references (sys.modules, the package's attribute, the zygote's) are among them: a child
+    holds one run, so they may all point at its module."""
+    stand_ins = _stand_ins(placeholder)
+    found: dict[int, object] = {}  # every holder, by id
+    rebuilt: dict[int, tuple | frozenset] = {}
+    ours = {id(stand_ins), id(found), id(rebuilt), id(placeholder._placeholders),
+            *(id(part) for stand_in in stand_ins[1:] for part in (vars(stand_in), stand_in._children))}
+    targets = stand_ins
+    for _ in range(MAX_DEPTH):
+        level = [holder for holder in gc.get_referrers(*targets)
+                 if id(holder) not in ours and id(holder) not in found and not isinstance(holder, types.FrameType)]
+        targets = [holder for holder in level if _rebuildable(holder)]
+        ours.update((id(level), id(targets)))
+        found.update((id(holder), holder) for holder in level)
+        rebuilt.update((id(holder), holder) for holder in targets)
+        if not targets:
+            break
+    held = {id(stand_in) for stand_in in stand_ins} | set(rebuilt)
+    namespaces = _class_namespaces([holder for holder in found.values() if type(holder) is dict])
+    sites = [site for key, holder in found.items() if key not in rebuilt
+             for site in _sites(holder, held, namespaces.get(key))]
+    return Rebinding(sites=sites, rebuilt=rebuilt)
 
 
-def _rebuildable(values: tuple) -> bool:
-    """A tuple, or a named tuple, whose class can be rebuilt from its items (any other subclass
-    of tuple is left as it is: its constructor is its own)."""
-    return type(values) is tuple or hasattr(type(values), "_make")
+def _class_namespaces(dicts: list[dict]) -> dict[int, type]:
+    """The classes whose namespace is one of ``dicts``, by the dict's id: those are written with
+    setattr, which keeps the class's attribute cache right."""
+    if not dicts:
+        return {}
+    wanted = {id(namespace) for namespace in dicts}
+    return {id(namespace): cls for cls in gc.get_referrers(*dicts) if isinstance(cls, type)
+            for namespace in gc.get_referents(vars(cls)) if id(namespace) in wanted}
+
+
+def _sites(holder: object, held: set[int], cls: type | None) -> list[Site]:
+    """The places in one holder where a stand-in (or a container rebuilt around one) is held."""
+    if isinstance(holder, dict):
+        if any(id(key) in held for key in dict.keys(holder)) and cls is None:
+            return [partial(_rekey, holder)]
+        put = partial(type.__setattr__, cls) if cls is not None else holder.__setitem__
+        return [partial(_put_swapped, partial(put, key), value)
+                for key, value in dict.items(holder) if id(value) in held]
+    if isinstance(holder, (list, deque)):
+        return [partial(_put_swapped, partial(holder.__setitem__, index), item)
+                for index, item in enumerate(holder) if id(item) in held]
+    if isinstance(holder, set):
+        return [partial(_swap_member, holder, item) for item in holder if id(item) in held]
+    if isinstance(holder, types.CellType):
+        return [partial(_put_swapped, partial(setattr, holder, "cell_contents"), holder.cell_contents)]
+    if isinstance(holder, partial):
+        return [partial(_swap_partial, holder)]
+    if isinstance(holder, types.FunctionType) and id(holder.__defaults__) in held:
+        return [partial(_put_swapped, partial(setattr, holder, "__defaults__"), holder.__defaults__)]
+    attributes = _attributes(holder)  # an instance's values live in the object until __dict__ is read
+    in_dict = [partial(_put_swapped, partial(attributes.__setitem__, name), value)
+               for name, value in attributes.items() if id(value) in held] if attributes is not None else []
+    return in_dict + [partial(_put_swapped, partial(object.__setattr__, holder, name), value)
+                      for name, value in _slot_values(holder) if id(value) in held]
+
+
+def _attributes(holder: object) -> dict | None:
+    """``holder``'s __dict__, or None (slots only, or a class that makes reading it fail)."""
+    try:
+        attributes = object.__getattribute__(holder, "__dict__")
+    except BaseException:  # noqa: BLE001 - the student's class decides what reading it does
+        return None
+    return attributes if type(attributes) is dict else None
+
+
+def _slot_values(holder: object) -> list[tuple[str, object]]:
+    """The values in ``holder``'s slots, read through the slot descriptors themselves (never
+    through the student's ``__getattribute__``); an empty slot has none."""
+    values = []
+    for cls in type(holder).__mro__:
+        for name, descriptor in vars(cls).items():
+            if isinstance(descriptor, types.MemberDescriptorType):
+                try:
+                    values.append((name, descriptor.__get__(holder, cls)))
+                except AttributeError:
+                    continue
+    return values
+
+
+def _rebuildable(value: object) -> bool:
+    """A tuple, a named tuple (rebuilt with its _make) or a frozenset; any other subclass is left
+    as it is: its constructor is its own."""
+    return type(value) in (tuple, frozenset) or (isinstance(value, tuple) and hasattr(type(value), "_make"))
 
 
 def _stand_ins(placeholder: PlaceholderModule) -> list[PlaceholderModule | UnboundPlaceholder]:
@@ -184,26 +251,61 @@ def _stand_ins(placeholder: PlaceholderModule) -> list[PlaceholderModule | Unbou
     return found
 
 
-def _put_swapped(put: Callable[[object], object], value: object, swaps: Mapping[int, object]) -> None:
-    put(swaps.get(id(value), value))
+class _Swap:
+    """This run's object for a stand-in, and the rebuilt copy of a container that held one
+    (rebuilt on first use, so containers inside containers come out right)."""
+
+    def __init__(self, objects: dict[int, object], rebuilt: Mapping[int, tuple | frozenset]) -> None:
+        self._objects = objects
+        self._rebuilt = rebuilt
+
+    def __call__(self, value: object) -> object:
+        key = id(value)
+        if key not in self._objects and key in self._rebuilt:
+            self._objects[key] = value  # until rebuilt: a failed rebuild leaves the container as it was
+            items = [self(item) for item in value]
+            self._objects[key] = (frozenset(items) if type(value) is frozenset else
+                                  tuple(items) if type(value) is tuple else type(value)._make(items))
+        return self._objects.get(key, value)
 
 
-def _put_swapped_tuple(put: Callable[[object], object], values: tuple, swaps: Mapping[int, object]) -> None:
-    swapped = [swaps.get(id(value), value) for value in values]
-    put(tuple(swapped) if type(values) is tuple else type(values)._make(swapped))
+def _put_swapped(put: Callable[[object], object], value: object, swap: _Swap) -> None:
+    put(swap(value))
 
 
-def rebind(placeholder: PlaceholderModule, real: types.ModuleType, sites: Iterable[Site]) -> None:
+def _rekey(holder: dict, swap: _Swap) -> None:
+    """A dict with a stand-in among its keys: refilled in order, keys and values swapped."""
+    items = list(dict.items(holder))
+    holder.clear()
+    holder.update((swap(key), swap(value)) for key, value in items)
+
+
+def _swap_member(holder: set, member: object, swap: _Swap) -> None:
+    holder.discard(member)
+    holder.add(swap(member))
+
+
+def _swap_partial(holder: partial, swap: _Swap) -> None:
+    function, args, keywords, namespace = holder.__reduce__()[2]
+    holder.__setstate__((swap(function), swap(args), keywords, namespace))
+
+
+def rebind(placeholder: PlaceholderModule, real: types.ModuleType, rebinding: Rebinding) -> None:
     """Put the real object where each site holds a placeholder.
 
     A name the real module lacks is left as its placeholder, marked so that using it fails
-    saying so, as a plain import of it would fail.
+    saying so, as a plain import of it would fail. A site the student's own types make fail (a
+    ``__setitem__`` that raises) keeps its placeholder, whose use fails naming the rule.
     """
-    swaps: dict[int, object] = {}
+    objects: dict[int, object] = {}
     for stand_in in _stand_ins(placeholder):
         try:
-            swaps[id(stand_in)] = real if stand_in is placeholder else stand_in.resolve(real)
+            objects[id(stand_in)] = real if stand_in is placeholder else stand_in.resolve(real)
         except AttributeError:
             stand_in._undefined = True
-    for site in sites:
-        site(swaps)
+    swap = _Swap(objects, rebinding.rebuilt)
+    for site in rebinding.sites:
+        try:
+            site(swap)
+        except Exception:  # noqa: BLE001, S112 - the student's container decides what writing to it does
+            continue

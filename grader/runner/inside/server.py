@@ -32,7 +32,7 @@ from .child import Job, Setup, run_child
 from .outcomes import ChildExit, Outcome, classify_status, decide
 from .protocol import LENGTH_BYTES, FrameBuffer, ProtocolError, decode_header, encode_frame, header_length
 from .records import MAX_SECONDS, check_event, clip
-from .suite import serve_from_session, test_holders
+from .suite import serve_from_session
 
 MAX_REQUEST_BYTES = 32 << 20  # module source plus a call's payload
 MAX_RECORD_BYTES = 20 << 20  # all a child may write to its record pipe
@@ -419,8 +419,7 @@ def main() -> None:
                       runner_dir=Path(config["runner_dir"]), landlock_abi=abi,
                       readable=isolation.read_rules(abi, scratch) if abi else isolation.ReadRules(()),
                       placeholder=placeholder, session=session, collected=collected,
-                      sites=loader.rebinding_sites(placeholder, test_holders(session, student_tests))
-                      if collected and student_tests else [])
+                      rebinding=loader.rebinding_sites(placeholder) if collected else loader.NO_REBINDING)
         # Children must not copy the warm heap: a collection in a child writes to every object's
         # GC header, and copy-on-write then duplicates the whole heap page by page (tens of ms).
         gc.collect()

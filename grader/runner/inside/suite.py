@@ -9,9 +9,7 @@ in the order the driver asks for, stopping at the first failure.
 
 from __future__ import annotations
 
-import sys
 import time
-import types
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -91,54 +89,6 @@ def serve_from_session(tests: Path, serve: Callable[[pytest.Session | None, list
     code = pytest.main(args if collect else [*args, "--noconftest"], plugins=[plugin])
     if not plugin.served:
         serve(None, [*plugin.errors, f"pytest stopped before collecting the tests (exit code {int(code)})"])
-
-
-def test_holders(session: pytest.Session, tests: Path) -> list[dict | type]:
-    """Where the tests may keep names taken from the graded module: their modules' globals, the
-    classes defined there (nested ones too) and the attributes of module-level objects of those
-    classes (a dataclass instance), and the parametrize values."""
-    modules = _test_modules(session, tests)
-    classes: list[type] = []
-    pending = [value for module in modules for value in vars(module).values() if _defined_in(value, module.__name__)]
-    while pending:
-        cls = pending.pop()
-        if cls not in classes:
-            classes.append(cls)
-            pending += [value for value in vars(cls).values() if _defined_in(value, cls.__module__)]
-    objects = [attributes for module in modules for value in vars(module).values()
-               if type(value) in classes and isinstance(attributes := _attributes(value), dict)]
-    params = [item.callspec.params for item in session.items if hasattr(item, "callspec")]
-    return [*(vars(module) for module in modules), *classes, *objects, *params]
-
-
-def _test_modules(session: pytest.Session, tests: Path) -> list[types.ModuleType]:
-    """The modules loaded from the tests folder: those in sys.modules, the conftests pytest keeps
-    as plugins (it takes a root conftest out of sys.modules when a subfolder without __init__.py
-    has its own), and modules the test modules hold (a helper loaded from its file)."""
-    found = [module for module in list(sys.modules.values()) if _is_test_module(module, tests)]
-    found += [plugin for plugin in session.config.pluginmanager.get_plugins() if _is_test_module(plugin, tests)]
-    found += [value for module in list(found) for value in vars(module).values() if _is_test_module(value, tests)]
-    return list({id(module): module for module in found}.values())
-
-
-def _is_test_module(value: object, tests: Path) -> bool:
-    return isinstance(value, types.ModuleType) and _is_under(getattr(value, "__file__", None), tests)
-
-
-def _attributes(value: object) -> object:
-    """``value``'s __dict__, or None (slots only, or a class that makes reading it fail)."""
-    try:
-        return object.__getattribute__(value, "__dict__")
-    except BaseException:  # noqa: BLE001 - the student's class decides what reading it does
-        return None
-
-
-def _defined_in(value: object, module_name: str) -> bool:
-    return isinstance(value, type) and value.__module__ == module_name
-
-
-def _is_under(file: str | None, folder: Path) -> bool:
-    return isinstance(file, str) and Path(file).is_relative_to(folder)
 
 
 def ordered(items: Sequence[pytest.Item], order: Sequence[str]) -> list[pytest.Item]:
