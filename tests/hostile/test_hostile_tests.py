@@ -180,3 +180,15 @@ def test_a_suite_that_stops_the_fast_sandbox_leaves_the_implementation_graded(gr
     assert report["verdict"] == "error" and report["error"].startswith("the tests could not be graded: ")
     assert report["implementation"]["verdict"] == "pass"
     assert (report["tests"]["verdict"], report["tests"]["killed"]) == ("error", 0)
+
+
+def test_an_answer_no_run_can_give_ends_the_tests_part_not_the_grade(grade_hostile, sandbox_backend):
+    """Its conftest answers every killed run of the fast pass with "skipped", which only a single
+    course test can be: the channel refuses the answer, so the tests could not be graded and the
+    failing implementation's grade, made before, stands (it was a traceback and no report)."""
+    graded = grade_hostile(impl=WRONG_IMPL.read_text(), tests=hostile_tests("answer_skipped"),
+                           backend=sandbox_backend("bwrap"))
+    assert_contained(graded)
+    report = graded.report
+    assert report["verdict"] == "fail" and report["error"].startswith("the tests could not be graded: ")
+    assert report["implementation"]["verdict"] == "fail" and report["tests"]["verdict"] == "error"
