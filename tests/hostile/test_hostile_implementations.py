@@ -99,6 +99,21 @@ def test_a_cached_projection_that_loses_its_gradient_is_caught(grade_hostile, sa
         disagreements
 
 
+def test_a_wrong_projection_behind_forged_records_is_caught(grade_hostile, sandbox_backend):
+    """``project_keys`` reads with W_a^T (general) and the query half of W_a (concat), and forward
+    ignores the ``proj`` it is given, so every output and gradient is right; the two course tests
+    that look at the projection are forged to pass. The probes compare the projection itself and
+    the scores read from it (red team, round 9: both were left to the forgeable course tests)."""
+    wrong = apply_patch(CORRECT_IMPL.read_text(encoding="utf-8"), (SUBMISSIONS / "impl" / "wrong_projection.patch").read_text())
+    graded = grade_hostile(impl=_on_the_correct_example("forge_records", wrong), backend=sandbox_backend("bwrap"))
+    assert_contained(graded)
+    implementation = graded.report["implementation"]
+    assert implementation["verdict"] == "fail" and not implementation["probes_agree"]
+    disagreements = implementation["probe_disagreements"]
+    assert all("with_proj:proj" in line and "with_proj:scores_from_proj" in line
+               for line in disagreements if not line.startswith("dot")), disagreements
+
+
 @pytest.mark.parametrize(("name", "reason"), [
     ("probe_answer_bomb", "compressed arrays are refused: case0.context.npy"),
     ("huge_shape", "case0.context.npy: a header declaring <f8 (35184372088832,) does not fit a member of 128 bytes"),

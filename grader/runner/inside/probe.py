@@ -60,9 +60,9 @@ def _split_cases(archive) -> dict[int, dict[str, np.ndarray]]:
 
 def _numbers(module, case: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """One score's forward and backward pass at one dtype, with the grader's weights and inputs:
-    once called as the course tests call the module, and once through ``forward(...,
-    proj=project_keys(keys))`` as the
-    decoder does (L4.1 trains through that path, so its gradients are compared too). Then each
+    once called as the course tests call the module, and once with ``proj=project_keys(keys)`` as
+    the decoder does (L4.1 trains through that path, so its gradients are compared too, and the
+    projection and the scores read from it). Then each
     module is read again as a decoder reuses one: other weights loaded, the next batch's keys and
     mask, a second backward pass (gradients add up), and the cached one a third time, without
     ``proj``: nothing of an earlier read may stay."""
@@ -115,8 +115,14 @@ def _read_and_backprop(attention, case: dict[str, np.ndarray], dtype: np.dtype, 
     first read's, or the next one's."""
     query, keys = (_given(case, step + name, dtype, requires_grad=True) for name in ("query", "keys"))
     mask = case[step + "mask"].copy()
-    if cached:
-        context, weights = attention.forward(query, keys, mask, proj=attention.project_keys(keys))
+    projected = {}
+    if cached:  # the projection and the scores read from it are compared too, not just what forward makes of them
+        proj = attention.project_keys(keys)
+        # called with proj as the course tests and a decoder call it (a bug in __call__ counts), the next
+        # time through forward by keyword
+        context, weights = (attention.forward(query, keys, mask, proj=proj) if step
+                            else attention(query, keys, mask, proj))
+        projected = {"proj": proj.data, "scores_from_proj": attention.scores(query, keys, proj).data}
     else:  # called, as the course tests and a decoder call it: a bug in __call__ counts too
         context, weights = attention(query, keys, mask)
     attentional = attention.attentional(query, context)
@@ -125,7 +131,7 @@ def _read_and_backprop(attention, case: dict[str, np.ndarray], dtype: np.dtype, 
     loss = ((context * _given(case, "up_context", dtype)).sum() + (weights * _given(case, "up_weights", dtype)).sum()
             + (attentional * _given(case, "up_attentional", dtype)).sum())
     loss.backward()
-    return {"context": context.data, "weights": weights.data, "attentional": attentional.data,
+    return {"context": context.data, "weights": weights.data, "attentional": attentional.data, **projected,
             "grad_query": query.grad, "grad_keys": keys.grad, "inputs_kept": np.array(float(kept)),
             **{f"grad:{name}": parameter.grad for name, parameter in attention.named_parameters()}}
 
