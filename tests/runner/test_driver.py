@@ -297,6 +297,34 @@ def test_a_top_level_conftest_starts_as_in_plain_pytest(suite_folder, runner_for
     assert runs["ref"].outcome is Outcome.PASSED, runs["ref"].message
 
 
+@pytest.mark.parametrize("collect", [True, False], ids=["collected-once", "run-alone"])
+@pytest.mark.parametrize("fails", [False, True], ids=["passing", "failing"])
+def test_subtests_count_as_in_plain_pytest(suite_folder, runner_for, reference, collect, fails) -> None:
+    """unittest's subTest and pytest's subtests fixture report each subtest through a hook alone;
+    a run alone died in the runner's own hook (red team, round 9: such a suite was invalid), and a
+    failing subtest, which fails the test in plain pytest, left the test passed in every run."""
+    folder = suite_folder({"test_subtests.py": f"""
+        import unittest
+        from tinyllm.seq2seq.luong import LuongAttention
+        class TestScores(unittest.TestCase):
+            def test_each_score(self):
+                for count, score in enumerate(("dot", "general", "concat"), start=1):
+                    with self.subTest(score=score):
+                        self.assertEqual(len(list(LuongAttention(3, score).named_parameters())), count)
+        def test_each_width(subtests):
+            for d in (2, 3):
+                with subtests.test(d=d):
+                    assert dict(LuongAttention(d, "dot").named_parameters())["combine.weight"].shape == (d, 2 * d)
+                    assert d != 3 or not {fails}
+    """})
+    runner = runner_for(folder, collect=collect, workers=1)
+    run = runner.suite_runs([("ref", reference)], timeout=20.0)["ref"]
+    if fails:
+        assert (run.outcome, run.node) == (Outcome.FAILED, "test_subtests.py::test_each_width"), run.message
+    else:
+        assert run.outcome is Outcome.PASSED, (run.node, run.message)
+
+
 def test_names_held_in_classes_containers_and_defaults_are_swapped(suite_folder, runner_for, reference) -> None:
     """The tests are collected once against a stand-in for the graded module; each run's real
     class must reach every place an honest suite keeps it. Each test below holds the class one

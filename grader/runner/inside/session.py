@@ -65,7 +65,9 @@ class SessionRecorder:
         self._cpu_at_start[nodeid] = time.process_time()
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        self._reports[report.nodeid].append(report)
+        # a subtest's report, in a run alone, comes for a test pytest did not log (run_items)
+        if report.nodeid in self._reports:
+            self._reports[report.nodeid].append(report)
 
     def pytest_runtest_logfinish(self, nodeid: str) -> None:
         reports = self._reports.pop(nodeid)

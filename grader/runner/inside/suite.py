@@ -20,6 +20,10 @@ from .outcomes import Outcome
 from .records import Recorder, clip
 
 
+# The failed subtests of the test running in this process (ServeFromSession, run_items).
+FAILED_SUBTESTS: list[pytest.TestReport] = []
+
+
 class ServeFromSession:
     """A pytest plugin: let pytest configure (and, if ``collect``, collect), then hand the live
     session to the serve loop, which never returns control to pytest's own loop."""
@@ -33,6 +37,13 @@ class ServeFromSession:
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
             self.errors.append(clip(f"{report.nodeid or 'collection'}: {report.longreprtext}"))
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        """Tests run here without logging (run_items), so the only reports that come through this
+        hook are a subtest's (unittest's subTest, pytest's subtests fixture), which pytest sends
+        nowhere else: the test itself passes when only its subtests failed."""
+        if report.failed:
+            FAILED_SUBTESTS.append(report)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection(self, session: pytest.Session) -> bool | None:
@@ -120,7 +131,9 @@ def run_items(items: Sequence[pytest.Item], *, stop_early: bool, recorder: Recor
         recorder.emit("start", node=item.nodeid)
         begun, begun_cpu = time.perf_counter(), time.process_time()
         nextitem = items[index + 1] if index + 1 < len(items) else None
-        outcome, message = summarize(runtestprotocol(item, log=False, nextitem=nextitem))
+        FAILED_SUBTESTS.clear()
+        reports = runtestprotocol(item, log=False, nextitem=nextitem)
+        outcome, message = summarize([*FAILED_SUBTESTS, *reports])
         last = nextitem is None or (stop_early and outcome in (Outcome.FAILED, Outcome.ERROR))
         # the last end waits for the caller's "done"; any other goes with the next start
         recorder.emit("end", node=item.nodeid, outcome=outcome.value, message=message,
