@@ -7,7 +7,11 @@ the trusted side, and the child only unmarshals. A grade compiles its own disgui
 modules, as the runner's tests and the benchmark do, uses a cache on disk keyed by the Python
 bytecode version, the module's file name and every source. The student's own module is never
 compiled here (compiling untrusted source belongs in the sandbox) and always travels as source.
-It also means the reference's source text never enters the sandbox, only its code.
+It also means the reference's source text never enters the sandbox, only its code; and the code
+is compiled with optimize=2 (OPTIMIZE), so it carries no docstring either (a test that read them could pass
+their text out through the choice of the test that fails, which the report shows). That also
+drops ``assert`` statements: a chapter's reference, variants and mutants must not rely on them
+(tests/unit/test_compiled.py checks).
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from grader.sandbox.runtime import REPO_ROOT
 
 CACHE_DIR_VARIABLE = "GRADER_CACHE_DIR"
 MAGIC = importlib.util.MAGIC_NUMBER  # bytecode version: the sandbox's Python must report the same
+OPTIMIZE = 2  # no docstrings (nor asserts) in the code a sandbox gets
 
 
 def cache_dir() -> Path:
@@ -36,7 +41,7 @@ def compiled_modules(sources: Iterable[bytes], filename: str, *, folder: Path | 
     it holds this exact set; a missing, unreadable or stale cache is rebuilt, an unwritable one
     skipped."""
     unique = sorted(set(sources))
-    key = hashlib.sha256(MAGIC + filename.encode() + b"".join(hashlib.sha256(s).digest() for s in unique))
+    key = hashlib.sha256(MAGIC + bytes([OPTIMIZE]) + filename.encode() + b"".join(hashlib.sha256(s).digest() for s in unique))
     path = (folder or cache_dir()) / "compiled" / f"{key.hexdigest()[:32]}.marshal"
     try:
         cached = marshal.loads(path.read_bytes())
@@ -51,7 +56,7 @@ def compiled_modules(sources: Iterable[bytes], filename: str, *, folder: Path | 
 
 def compile_modules(sources: Iterable[bytes], filename: str) -> dict[bytes, bytes]:
     """Each source -> its marshalled code object, compiled as ``filename``."""
-    return {source: marshal.dumps(compile(source, filename, "exec", dont_inherit=True)) for source in sources}
+    return {source: marshal.dumps(compile(source, filename, "exec", dont_inherit=True, optimize=OPTIMIZE)) for source in sources}
 
 
 def _write_atomically(path: Path, data: bytes) -> None:

@@ -319,8 +319,11 @@ class WarmRunner:
         if reserved or set(variants) & set(mutants):
             raise ValueError(f"variant and mutant ids must be distinct and not {sorted(reserved)}")
         if self.magic != MAGIC.hex():
-            compiled = None  # another Python inside: it compiles each module itself
-        elif compiled is None:
+            # Never the source instead: its comments would enter the sandbox (and this runner's
+            # word is the student's conftest's once it has collected).
+            raise RunnerError(f"the sandbox's Python reads bytecode {self.magic}, the grader's {MAGIC.hex()}: the "
+                              "grader's modules enter a sandbox only compiled, so both must be one Python version")
+        if compiled is None:
             compiled = compiled_modules([reference, *variants.values(), *mutants.values()], module_file(self.chapter))
         began = time.monotonic()
         first = self.suite_runs([(REFERENCE, reference)], timeout=FIRST_RUN_SECONDS, compiled=compiled)[REFERENCE]

@@ -182,6 +182,15 @@ def test_a_suite_that_stops_the_fast_sandbox_leaves_the_implementation_graded(gr
     assert (report["tests"]["verdict"], report["tests"]["killed"]) == ("error", 0)
 
 
+def test_a_fast_zygote_claiming_another_python_gets_no_source(grade_hostile, sandbox_backend):
+    graded = grade_hostile(impl=CORRECT_IMPL.read_text(), tests=hostile_tests("claim_another_python"),
+                           backend=sandbox_backend("bwrap"))
+    assert_contained(graded)
+    report = graded.report
+    assert report["implementation"]["verdict"] == "pass" and report["tests"]["verdict"] == "error"
+    assert "only compiled" in report["error"], report["error"]
+
+
 def test_an_answer_no_run_can_give_ends_the_tests_part_not_the_grade(grade_hostile, sandbox_backend):
     """Its conftest answers every killed run of the fast pass with "skipped", which only a single
     course test can be: the channel refuses the answer, so the tests could not be graded and the
