@@ -20,7 +20,12 @@ MAX_TEST_FILES = 64
 # Data files a test folder may carry besides Python: small fixtures a student makes.
 ALLOWED_SUFFIXES = frozenset({".py", ".json", ".txt", ".csv", ".npy", ".npz"})
 DYNAMIC_IMPORTS = frozenset({"import_module", "__import__"})
-IGNORED_NAMES = frozenset({"__pycache__", ".pytest_cache", ".DS_Store"})
+# Left out of the submission, as if absent: caches, and what a course repo's folder commonly holds
+# for people and for git (a README, a .gitkeep), which no test reads.
+IGNORED_NAMES = frozenset({"__pycache__", ".pytest_cache", ".DS_Store", ".gitkeep", ".gitignore", ".gitattributes"})
+IGNORED_SUFFIXES = frozenset({".md", ".rst"})
+# pytest's own configuration would change how the grader runs pytest (its options, paths, plugins).
+PYTEST_CONFIGS = frozenset({"pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg"})
 MAX_DEPTH = 8  # folder levels below the tests folder
 
 
@@ -123,6 +128,9 @@ def _read_tests(folder: Path, chapter: Chapter) -> tuple[tuple[str, bytes], ...]
         rel = PurePosixPath(path.relative_to(folder).as_posix())
         if not path.resolve().is_relative_to(root):
             raise IntakeError(f"{rel}: path escapes the tests folder")
+        if path.name in PYTEST_CONFIGS:
+            raise IntakeError(f"{rel}: pytest configuration is not accepted: the grader runs pytest with its own "
+                              "settings; register markers or set options in conftest.py (pytest_configure)")
         if path.suffix not in ALLOWED_SUFFIXES:
             raise IntakeError(f"{rel}: file type not accepted (allowed: {', '.join(sorted(ALLOWED_SUFFIXES))})")
         data = _read_regular(path, str(rel))
@@ -144,7 +152,7 @@ def _walk(folder: Path):
     pending = [folder]
     while pending:
         for entry in _entries(pending.pop(), folder):
-            if entry.name in IGNORED_NAMES:
+            if entry.name in IGNORED_NAMES or (entry.suffix in IGNORED_SUFFIXES and not entry.is_dir()):
                 continue
             shown = entry.relative_to(folder)
             if not entry.name.isprintable():  # control characters, undecodable bytes, bidi controls

@@ -93,6 +93,20 @@ def test_file_type_not_accepted(impl, tmp_path):
     assert "run.sh: file type not accepted" in refused(impl, tests)
 
 
+def test_a_readme_and_git_markers_are_left_out(impl, tmp_path):
+    """Common in a course repo's test folder, read by no test: left out, not refused (red team,
+    round 9: either ended the whole grade in an error)."""
+    tests = make_tests(tmp_path, {"test_a.py": GOOD_TEST, "README.md": b"# my tests\n", ".gitkeep": b"",
+                                  "data/.gitignore": b"*.tmp\n"})
+    assert [name for name, _ in read_submission(CHAPTER, impl, tests).tests] == ["test_a.py"]
+
+
+def test_pytest_configuration_is_refused_saying_where_options_go(impl, tmp_path):
+    tests = make_tests(tmp_path, {"test_a.py": GOOD_TEST, "pytest.ini": b"[pytest]\nmarkers = slow\n"})
+    assert refused(impl, tests).startswith("pytest.ini: pytest configuration is not accepted")
+    assert "conftest.py" in refused(impl, tests)
+
+
 def test_no_test_file(impl, tmp_path):
     tests = make_tests(tmp_path, {"helpers.py": b"x = 1\n"})
     assert "no test_*.py" in refused(impl, tests)
