@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 
+import numpy as np
 import pytest
 
 from grader.runner.driver import WarmRunner
@@ -323,6 +324,30 @@ def test_subtests_count_as_in_plain_pytest(suite_folder, runner_for, reference, 
         assert (run.outcome, run.node) == (Outcome.FAILED, "test_subtests.py::test_each_width"), run.message
     else:
         assert run.outcome is Outcome.PASSED, (run.node, run.message)
+
+
+@pytest.mark.parametrize("collect", [True, False], ids=["collected-once", "run-alone"])
+def test_a_data_file_opened_at_import_time_reads_in_every_run(suite_folder, runner_for, reference, collect) -> None:
+    """``np.load`` of an .npz at module level reads the archive lazily, from a file the zygote
+    opened at collection; each child closes what it inherits, so each opens it again (red team,
+    round 9: such a suite passed alone and failed in the fast pass, invalid)."""
+    folder = suite_folder({"test_data.py": """
+        from pathlib import Path
+        import numpy as np
+        from tinyllm.seq2seq.luong import LuongAttention
+        HERE = Path(__file__).parent
+        DATA = np.load(HERE / "hand.npz")
+        NOTES = open(HERE / "notes.txt")
+        def test_reads_the_archive():
+            assert DATA["keys"].shape == (1, 3, 2)
+            assert NOTES.readline() == "first\\n" and NOTES.readline() == "second\\n"
+            assert LuongAttention(2, "dot")
+    """, "notes.txt": "first\nsecond\n"})
+    np.savez(folder / "hand.npz", keys=np.zeros((1, 3, 2)))
+    (folder / "hand.npz").chmod(0o644)
+    runner = runner_for(folder, collect=collect, workers=1)
+    runs = runner.suite_runs([(f"ref{i}", reference) for i in range(3)], timeout=20.0)
+    assert all(run.outcome is Outcome.PASSED for run in runs.values()), [(r.node, r.message) for r in runs.values()]
 
 
 def test_names_held_in_classes_containers_and_defaults_are_swapped(suite_folder, runner_for, reference) -> None:

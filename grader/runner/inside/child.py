@@ -41,6 +41,7 @@ class Setup:
     session: pytest.Session | None  # configured for the student's tests (None: no tests submitted)
     collected: bool  # the session holds the collected tests (else each child collects: runs alone)
     rebinding: loader.Rebinding  # where the collected tests hold names from the graded module
+    test_files: tuple[isolation.OpenedFile, ...]  # files of the tests folder the collected tests hold open
 
 
 @dataclass(frozen=True)
@@ -84,7 +85,9 @@ def _enter(setup: Setup, job: Job, *, record_fd: int, output_fd: int) -> None:
     os.dup2(output_fd, 2)
     if setup.landlock_abi:  # before the fds close: the read rules name fds the zygote opened
         isolation.confine(setup.landlock_abi, readable=setup.readable, writable=job.workdir)
+    at = isolation.offsets(setup.test_files)
     isolation.close_fds_except(record_fd)
+    isolation.reopen(setup.test_files, at)
     os.chdir(job.workdir)
     for name in ("HOME", "TMPDIR"):
         os.environ[name] = str(job.workdir)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ctypes
 import errno
+import fcntl
 import os
 import platform
 import resource
@@ -314,3 +315,47 @@ def close_fds_except(keep: int) -> None:
     top = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
     os.closerange(3, keep)
     os.closerange(keep + 1, top if top != resource.RLIM_INFINITY else 1 << 20)
+
+
+@dataclass(frozen=True)
+class OpenedFile:
+    """A file of the tests folder the zygote holds open for reading, as a child reopens it."""
+
+    fd: int
+    path: str
+    inheritable: bool
+
+
+def files_open_under(folder: Path) -> tuple[OpenedFile, ...]:
+    """The regular files under ``folder`` this process holds open read-only: data a test module
+    opened at import time and reads later (``np.load`` of an .npz reads its archive lazily).
+    close_fds_except closes them in a child, and sharing the zygote's opening would share its
+    offset between runs, so each child opens each again (reopen)."""
+    found = []
+    for entry in os.listdir("/proc/self/fd"):
+        fd = int(entry)
+        try:
+            path = os.readlink(f"/proc/self/fd/{fd}")
+            flags = fcntl.fcntl(fd, fcntl.F_GETFL)
+            regular = stat.S_ISREG(os.fstat(fd).st_mode)
+        except OSError:
+            continue  # the listing's own fd, closed by now
+        if regular and flags & os.O_ACCMODE == os.O_RDONLY and Path(path).is_relative_to(folder):
+            found.append(OpenedFile(fd, path, os.get_inheritable(fd)))
+    return tuple(found)
+
+
+def offsets(files: tuple[OpenedFile, ...]) -> dict[int, int]:
+    """Where each file's reading stands (read in a child before close_fds_except)."""
+    return {file.fd: os.lseek(file.fd, 0, os.SEEK_CUR) for file in files}
+
+
+def reopen(files: tuple[OpenedFile, ...], at: dict[int, int]) -> None:
+    """Open each file again under its fd number, at its offset: the same file to the tests, but
+    an opening of this child's own (under its Landlock rules, which let it read the folder)."""
+    for file in files:
+        opened = os.open(file.path, os.O_RDONLY | os.O_CLOEXEC)
+        if opened != file.fd:
+            os.dup2(opened, file.fd, inheritable=file.inheritable)
+            os.close(opened)
+        os.lseek(file.fd, at[file.fd], os.SEEK_SET)

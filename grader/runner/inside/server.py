@@ -419,7 +419,8 @@ def main() -> None:
                       runner_dir=Path(config["runner_dir"]), landlock_abi=abi,
                       readable=isolation.read_rules(abi, scratch) if abi else isolation.ReadRules(()),
                       placeholder=placeholder, session=session, collected=collected,
-                      rebinding=loader.rebinding_sites(placeholder) if collected else loader.NO_REBINDING)
+                      rebinding=loader.rebinding_sites(placeholder) if collected else loader.NO_REBINDING,
+                      test_files=isolation.files_open_under(student_tests) if collected else ())
         # Children must not copy the warm heap: a collection in a child writes to every object's
         # GC header, and copy-on-write then duplicates the whole heap page by page (tens of ms).
         gc.collect()
