@@ -66,6 +66,13 @@ ORDER_HINT = (
     "the tests that killed most first. A test that fails here depends on another running before it (state "
     "a test or a module- or session-scoped fixture leaves behind), on randomness, or on what an earlier run did"
 )
+FAST_ONLY_HINT = (
+    "the same implementation passed when the test ran alone, collected afresh in a run of its own; here the "
+    "tests are collected once and every run starts from that collection, so something made at import time "
+    "does not carry into the runs (a directory made or a file opened for writing at module level: a run may "
+    "write only in its own working directory), or the test depends on what another test left behind. Make "
+    "such things inside tests or fixtures (tmp_path)"
+)
 UNDEFINED_HINT = (
     "the test uses a name of the graded module that this correct implementation does not define; the "
     "grader's implementations need define only what the chapter's contract names, so test only those (a "
@@ -397,7 +404,9 @@ def _variants(catalogue: Catalogue) -> dict[str, bytes]:
 def _grade_tests(suite: SuitePass, alone: SuitePass, chapter: Chapter, catalogue: Catalogue,
                  collected: frozenset[str]) -> Tests:
     return scoring.grade_tests(
-        validity=validity_rows(suite, collected) + validity_rows(alone, collected, ALONE),
+        validity=validity_rows(suite, collected, passed_alone=frozenset(
+            run_id for run_id, run in alone.validity_runs().items() if not run.killed))
+        + validity_rows(alone, collected, ALONE),
         mutants=tuple(_mutant_result(suite, m.id, m.pitfall, collected) for m in catalogue.mutants
                       if m.id in suite.runs),
         threshold=chapter.threshold,
@@ -408,21 +417,30 @@ def _grade_tests(suite: SuitePass, alone: SuitePass, chapter: Chapter, catalogue
     )
 
 
-def validity_rows(suite: SuitePass, collected: frozenset[str], how: str = "") -> tuple[ValidityRun, ...]:
+def validity_rows(suite: SuitePass, collected: frozenset[str], how: str = "",
+                  passed_alone: frozenset[str] = frozenset()) -> tuple[ValidityRun, ...]:
     """The report's rows for the runs on correct implementations. When the reference passed the
     first run (the files' order) and failed when run again last (the tests that killed most
-    first), the row says so: only the order, chance or an earlier run can make the difference."""
+    first), the row says so: only the order, chance or an earlier run can make the difference.
+    When an implementation failed here and passed alone (``passed_alone``: its run ids), the row
+    says that: only what the runs share, the one collection, can make it."""
     labels = {REFERENCE: "reference", REFERENCE_AGAIN: "reference (run again last)"}
     runs = suite.validity_runs()
     first, last = runs.get(REFERENCE), runs.get(REFERENCE_AGAIN)
     same_module_other_order = first is not None and not first.killed and last is not None and last.killed
+
+    def otherwise(run_id: str, run: SuiteRun) -> str:
+        if run is last and same_module_other_order:
+            return ORDER_HINT
+        return FAST_ONLY_HINT if (REFERENCE if run_id == REFERENCE_AGAIN else run_id) in passed_alone \
+            else TRUSTED_RUN_HINT
+
     return tuple(
         ValidityRun(
             implementation=labels.get(run_id, run_id) + how,
             outcome=run.outcome.value,
             failed_test=shown_node(run.node, collected) if run.killed else None,
-            message=trusted_run_message(run, ORDER_HINT if run is last and same_module_other_order
-                                        else TRUSTED_RUN_HINT),
+            message=trusted_run_message(run, otherwise(run_id, run)),
         )
         for run_id, run in runs.items()
     )

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from grader.grading import (HIDDEN_NODE, HIDDEN_PART, ORDER_HINT, TRUSTED_RUN_HINT, UNDEFINED_HINT,
+from grader.grading import (FAST_ONLY_HINT, HIDDEN_NODE, HIDDEN_PART, ORDER_HINT, TRUSTED_RUN_HINT, UNDEFINED_HINT,
                             UNSWAPPABLE_HINT, shown_node, trusted_run_message, validity_rows)
 from grader.runner.inside.loader import UNDEFINED, UNSWAPPABLE
 from grader.runner.results import REFERENCE, REFERENCE_AGAIN, Outcome, SuitePass, SuiteRun
@@ -56,6 +56,16 @@ def test_a_reference_that_fails_only_in_the_runner_s_order_is_explained():
     runs[REFERENCE] = _run(Outcome.FAILED, "AssertionError")
     rows = validity_rows(SuitePass(timeout=1.0, runs=runs, variants=(), mutants=()), frozenset())
     assert [row.message for row in rows] == [TRUSTED_RUN_HINT, TRUSTED_RUN_HINT]
+
+
+def test_a_reference_that_fails_only_where_the_tests_are_collected_once_is_explained():
+    """A directory made at module level (tempfile.mkdtemp) is the zygote's, where no run may write:
+    such a suite passed alone and failed the fast pass, and the report said to run the test
+    against one's own luong.py, where it passes (red team, round 9)."""
+    runs = {REFERENCE: _run(Outcome.FAILED, "PermissionError"), "variant 1": _run(Outcome.FAILED, "PermissionError")}
+    suite = SuitePass(timeout=1.0, runs=runs, variants=("variant 1",), mutants=())
+    rows = validity_rows(suite, frozenset(), passed_alone=frozenset({REFERENCE}))
+    assert [row.message for row in rows] == [FAST_ONLY_HINT, TRUSTED_RUN_HINT]
 
 
 def test_a_name_the_implementation_lacks_is_explained():
