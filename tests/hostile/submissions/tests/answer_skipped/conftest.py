@@ -1,6 +1,6 @@
-"""Runs in the fast zygote: every killed run is answered with outcome "skipped", an outcome of
-single course tests only, which no answer for a whole run may carry (red team, round 9: the
-grade died with a KeyError, taking the implementation's verdict with it)."""
+"""Runs in the fast zygote: every killed run (the forced failure at least) is answered "skipped",
+an outcome of single course tests only, which no answer for a whole run may carry (red team,
+round 9: the grade died with a KeyError, taking the implementation's verdict with it)."""
 import sys
 
 for name, module in list(sys.modules.items()):

@@ -1,0 +1,5 @@
+from tinyllm.seq2seq.luong import LuongAttention
+
+
+def test_constructs():
+    assert LuongAttention(2, "dot")
