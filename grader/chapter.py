@@ -51,6 +51,7 @@ class Chapter:
     pitfalls: Path
     pool: Path
     dropped: Path
+    decoys: Path  # a folder of patches: correct implementations that look like mutants
     manifest: Path
 
 
@@ -104,5 +105,6 @@ def load_chapter(chapter_id: str = DEFAULT_CHAPTER, *, root: Path = REPO_ROOT) -
         pitfalls=resolve("mutants", "pitfalls"),
         pool=resolve("mutants", "pool"),
         dropped=resolve("mutants", "dropped"),
+        decoys=resolve("mutants", "decoys"),
         manifest=path,
     )

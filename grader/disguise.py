@@ -38,8 +38,8 @@ class Disguise:
 
 
 def disguise_catalogue(catalogue: Catalogue, rng: random.Random | None = None) -> Catalogue:
-    """The catalogue as the sandboxes get it in this grade: the reference, the variants and every
-    mutant in this grade's disguise (the recognisers stay as they are: they never leave the
+    """The catalogue as the sandboxes get it in this grade: the reference, the variants, the decoys
+    and every mutant in this grade's disguise (the recognisers stay as they are: they never leave the
     trusted process)."""
     rng = rng or random.SystemRandom()
     lead = rng.randrange(MAX_LEAD_LINES + 1)
@@ -50,6 +50,7 @@ def disguise_catalogue(catalogue: Catalogue, rng: random.Random | None = None) -
         reference=apply(plan, reference).encode("utf-8"),
         variants=tuple(apply(draw(v.decode("utf-8"), rng, lead), v.decode("utf-8")).encode("utf-8")
                        for v in catalogue.variants),
+        decoys=tuple(wear(plan, reference, d.decode("utf-8"), rng).encode("utf-8") for d in catalogue.decoys),
         mutants=tuple(replace(m, source=wear(plan, reference, m.source.decode("utf-8"), rng).encode("utf-8"))
                       for m in catalogue.mutants),
     )

@@ -215,10 +215,10 @@ def _grade_suite(runners: Runners, chapter: Chapter, catalogue: Catalogue, setti
     """The student's tests: runs alone, the mutation pass, the runs alone after it, the score."""
     fast = runners.fast
     sent = _timed(timing, "disguise", disguise_catalogue, catalogue)  # what the sandboxes get
-    sample = alone_sample(sent, settings)
-    compiled, rest = _compiled(sent, sample, module_file(chapter), background)
-    alone = _timed(timing, "alone", _alone_pass, runners.clean, sent, _correct(sent), sample, compiled,
-                   settings.alone_timeout)
+    sample, decoys = alone_sample(sent, settings), drawn_decoys(sent, settings)
+    compiled, rest = _compiled(sent, sample, decoys, module_file(chapter), background)
+    alone = _timed(timing, "alone", _alone_pass, runners.clean, sent, {**_correct(sent), **decoys}, sample,
+                   compiled, settings.alone_timeout)
     compiled = {**compiled, **rest.result()}
     _timed(timing, "collection", fast.await_ready)  # the student's code runs there from now on
     suite = _timed(timing, "mutation", _mutation_pass, fast, sent, compiled)
@@ -314,12 +314,12 @@ def load_trusted_module(chapter: Chapter, name: str, source: bytes) -> ModuleTyp
     return module
 
 
-def _compiled(sent: Catalogue, sample: set[str], filename: str,
+def _compiled(sent: Catalogue, sample: set[str], decoys: dict[str, bytes], filename: str,
               background: ThreadPoolExecutor) -> tuple[dict[bytes, bytes], Future[dict[bytes, bytes]]]:
     """Every module either pass may send, compiled once for both (this grade's disguise is new):
     what the runs alone need now, the rest in ``background`` while they run, one at a time, a
     core being idle then."""
-    first = [*_correct(sent).values(), *(m.source for m in sent.mutants if m.id in sample)]
+    first = [*_correct(sent).values(), *decoys.values(), *(m.source for m in sent.mutants if m.id in sample)]
     rest = [FORCED_FAILURE_SOURCE, *(m.source for m in sent.mutants if m.id not in sample)]
     return compile_modules(first, filename), background.submit(compile_modules, rest, filename)
 
@@ -348,6 +348,18 @@ def alone_sample(catalogue: Catalogue, settings: Settings) -> set[str]:
     pool = [m.id for m in catalogue.mutants if not m.pitfall]
     sample = random.SystemRandom().sample(pool, min(settings.alone_sample, len(pool)))
     return {m.id for m in catalogue.mutants if m.pitfall} | set(sample)
+
+
+def drawn_decoys(catalogue: Catalogue, settings: Settings) -> dict[str, bytes]:
+    """A few of the chapter's decoys (correct, each one edit from the reference, as a mutant is),
+    drawn afresh for each grade like the alone sample, and labelled as variants after the real
+    ones: to the student, correct implementations like any other. They run alone before the fast
+    pass, where a suite that fails what differs from the reference's code, whatever it does,
+    fails them too: a fingerprint of the reference leaked through one grade's report (which test
+    killed which mutant) buys nothing in the next without those of the decoys as well."""
+    chosen = random.SystemRandom().sample(catalogue.decoys, min(settings.decoys, len(catalogue.decoys)))
+    first = len(catalogue.variants) + 1
+    return {f"variant {first + index}": source for index, source in enumerate(chosen)}
 
 
 def _alone_pass(runner: WarmRunner, catalogue: Catalogue, correct: dict[str, bytes], mutant_ids: set[str],

@@ -32,6 +32,7 @@ class Mutant:
 class Catalogue:
     reference: bytes
     variants: tuple[bytes, ...]
+    decoys: tuple[bytes, ...]  # correct, and each one edit away from the reference, as a mutant is
     pitfalls: tuple[Pitfall, ...]
     mutants: tuple[Mutant, ...]  # pitfall mutants first, in id order, then the pool
     pool: Pool  # the generated pool as frozen (its mutants' operators and places)
@@ -42,6 +43,7 @@ def load_catalogue(chapter: Chapter) -> Catalogue:
     try:
         reference = chapter.reference_impl.read_text(encoding="utf-8")
         variants = tuple(path.read_bytes() for path in chapter.variants)
+        decoys = tuple(_patched(reference, path.read_text("utf-8")) for path in sorted(chapter.decoys.glob("*.patch")))
         pitfall_table = tomllib.loads(chapter.pitfalls.read_text(encoding="utf-8"))["mutants"]
         pool = load_pool(chapter.manifest)
         pitfall_table = sorted(pitfall_table, key=lambda row: row["id"])
@@ -67,6 +69,7 @@ def load_catalogue(chapter: Chapter) -> Catalogue:
     return Catalogue(
         reference=reference.encode("utf-8"),
         variants=variants,
+        decoys=decoys,
         pitfalls=pitfalls,
         mutants=pitfall_mutants + pool_mutants,
         pool=pool,

@@ -37,6 +37,7 @@ class Settings:
     alone_timeout: float = FIRST_RUN_SECONDS + 5.0
     settle_limit: int = 8  # fast-pass timeouts run alone after the pass (drawn at random); the rest survive
     recheck_sample: int = 6  # fast-pass kills run alone again after the pass, drawn then
+    decoys: int = 2  # the chapter's decoys (correct, one edit from the reference) run alone, drawn per grade
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] = os.environ) -> Settings:

@@ -7,6 +7,7 @@ comes back in the report.
 
 from __future__ import annotations
 
+import marshal
 import re
 import sys
 import types
@@ -15,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from grader.mutants import load_catalogue
+from grader.runner.compiled import compile_modules
 from hostile_helpers import (
     CHAPTER,
     CORRECT_IMPL,
@@ -153,6 +155,32 @@ def test_tests_that_recognise_the_graders_code_get_nothing(kind, verdict, code_f
     assert report["verdict"] == verdict, report
     if kind == "blacklist":
         assert report["killed"] == 0, report
+
+
+def test_tests_that_take_whatever_is_one_edit_from_the_reference_for_a_mutant_are_invalid(grade_hostile,
+                                                                                         sandbox_backend):
+    """The suite holds each module to a fingerprint of the reference's code that no disguise moves,
+    learnt from an earlier grade's report (red team, round 9: Tests PASS 1.00, with no behaviour
+    tested). The decoys run alone are correct and one edit from the reference: it fails them."""
+    files = hostile_tests("recognise_mutants_by_normalised_code")
+    table = types.ModuleType("code_table")
+    exec(files["code_table.py"], table.__dict__)
+    sys.path.insert(0, str(CHAPTER.substrate.parent))
+    try:
+        name = CHAPTER.student.module
+        namespace = {"__name__": name}
+        reference = load_catalogue(CHAPTER).reference
+        exec(marshal.loads(compile_modules([reference], "luong.py")[reference]), namespace)
+        learnt = table.table(namespace, name)
+    finally:
+        sys.path.remove(str(CHAPTER.substrate.parent))
+    tests = {**files, "test_one_edit_away.py": fill(files["test_one_edit_away.py"], {"REFERENCE_TABLE": repr(learnt)})}
+    graded = grade_hostile(impl=CORRECT_IMPL.read_text(), tests=tests, backend=sandbox_backend("bwrap"))
+    assert_contained(graded)
+    report = graded.report["tests"]
+    assert report["verdict"] == "invalid", report
+    failed = {run["implementation"] for run in report["validity"] if run["outcome"] != "passed"}
+    assert failed == {"variant 2 (run alone)", "variant 3 (run alone)"}, report["validity"]
 
 
 def test_tests_that_learn_which_mutants_run_alone_get_nothing(grade_hostile, sandbox_backend):

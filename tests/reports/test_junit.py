@@ -29,15 +29,15 @@ def test_a_passing_grade_has_a_testcase_per_course_test_validity_run_and_mutant(
     implementation = cases(xml, "L4.3.implementation")
     assert len(implementation) == 11 + 1
     assert all(case.is_passed for case in implementation.values())
-    # reference, variant, reference again last; reference and variant each run alone before the
-    # mutation pass, and again among the runs alone after it (the recheck sample)
-    assert len(cases(xml, "L4.3.validity")) == len(tests.validity) == 7
+    # reference, variant, reference again last; reference, variant and two decoys each run alone
+    # before the mutation pass, reference and variant again among the runs alone after it
+    assert len(cases(xml, "L4.3.validity")) == len(tests.validity) == 9
     mutants = cases(xml, "L4.3.mutants")
     assert len(mutants) == tests.total + 1  # every mutant and the bar
     survivors = [name for name, case in mutants.items() if any(isinstance(r, Failure) for r in case.result)]
     assert len(survivors) == tests.total - tests.killed
     assert mutants["mutation score reaches the bar"].is_passed
-    assert xml.tests == 12 + 7 + tests.total + 1
+    assert xml.tests == 12 + 9 + tests.total + 1
     assert xml.failures == tests.total - tests.killed
 
 

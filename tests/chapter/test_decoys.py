@@ -1,0 +1,64 @@
+"""The decoys: correct implementations that look like mutants (chapters/L4.3.toml, [mutants]).
+
+A decoy must be the reference with one edit, as a mutant is, and compute exactly what the
+reference computes: the same values, gradients and errors, bit for bit. A suite that fails one
+is invalid, so a decoy that were not exactly correct would fail honest students.
+"""
+
+from __future__ import annotations
+
+import difflib
+import random
+
+import numpy as np
+import pytest
+
+from grader import probes
+from grader.chapter import load_chapter
+from grader.disguise import disguise_catalogue
+from grader.grading import load_trusted_module
+from grader.mutants import load_catalogue
+
+CHAPTER = load_chapter("L4.3")
+CATALOGUE = load_catalogue(CHAPTER)
+NAMES = [path.stem for path in sorted(CHAPTER.decoys.glob("*.patch"))]
+DECOYS = dict(zip(NAMES, CATALOGUE.decoys))
+
+
+def _changed_lines(a: bytes, b: bytes) -> list[str]:
+    return [line for line in difflib.ndiff(a.decode().splitlines(), b.decode().splitlines())
+            if line.startswith(("- ", "+ "))]
+
+
+def test_the_chapter_has_decoys_enough_to_draw_from():
+    assert len(NAMES) >= 8
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_decoy_is_one_edit_from_the_reference(name):
+    assert len(_changed_lines(CATALOGUE.reference, DECOYS[name])) == 2
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_decoy_computes_what_the_reference_computes_bit_for_bit(name):
+    reference = load_trusted_module(CHAPTER, "reference", CATALOGUE.reference)
+    decoy = load_trusted_module(CHAPTER, f"decoy_{name.replace('-', '_')}", DECOYS[name])
+    for seed in range(6):
+        payload = probes.draw_cases(seed, reference)
+        theirs, ours = probes.outputs_of(decoy, payload), probes.outputs_of(reference, payload)
+        assert theirs.keys() == ours.keys()
+        differ = [key for key in ours if not np.array_equal(theirs[key], ours[key],
+                                                            equal_nan=ours[key].dtype.kind == "f")]
+        assert not differ, (seed, differ)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_decoy_passes_every_course_test(name, course_test_failures, tmp_path):
+    impl = tmp_path / "luong.py"
+    impl.write_bytes(DECOYS[name])
+    assert course_test_failures(impl) == set()
+
+
+def test_in_a_grade_s_disguise_a_decoy_is_still_one_edit_from_the_reference():
+    sent = disguise_catalogue(CATALOGUE, random.Random(7))
+    assert all(len(_changed_lines(sent.reference, decoy)) == 2 for decoy in sent.decoys)
