@@ -23,7 +23,7 @@ DYNAMIC_IMPORTS = frozenset({"import_module", "__import__"})
 # Left out of the submission, as if absent: caches, and what a course repo's folder commonly holds
 # for people and for git (a README, a .gitkeep), which no test reads.
 IGNORED_NAMES = frozenset({"__pycache__", ".pytest_cache", ".DS_Store", ".gitkeep", ".gitignore", ".gitattributes"})
-IGNORED_SUFFIXES = frozenset({".md", ".rst"})
+IGNORED_SUFFIXES = frozenset({".md", ".markdown", ".rst"})  # in any case: README.MD too
 # pytest's own configuration would change how the grader runs pytest (its options, paths, plugins).
 PYTEST_CONFIGS = frozenset({"pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg"})
 MAX_DEPTH = 8  # folder levels below the tests folder
@@ -152,7 +152,7 @@ def _walk(folder: Path):
     pending = [folder]
     while pending:
         for entry in _entries(pending.pop(), folder):
-            if entry.name in IGNORED_NAMES or (entry.suffix in IGNORED_SUFFIXES and not entry.is_dir()):
+            if entry.name in IGNORED_NAMES or (entry.suffix.lower() in IGNORED_SUFFIXES and not entry.is_dir()):
                 continue
             shown = entry.relative_to(folder)
             if not entry.name.isprintable():  # control characters, undecodable bytes, bidi controls

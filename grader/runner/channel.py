@@ -54,7 +54,8 @@ ANSWER_SCHEMA = {
     "properties": {
         "kind": {"enum": ["course", "suite", "alone", "call"]},
         "run": {"type": "integer"},
-        "outcome": {"enum": [outcome.value for outcome in Outcome if outcome is not Outcome.SKIPPED]},  # one test may skip, no run
+        # a single test may skip; no run as a whole does
+        "outcome": {"enum": [outcome.value for outcome in Outcome if outcome is not Outcome.SKIPPED]},
         "node": {"type": ["string", "null"]},
         "message": _TEXT,
         "output": _TEXT,

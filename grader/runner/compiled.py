@@ -41,7 +41,8 @@ def compiled_modules(sources: Iterable[bytes], filename: str, *, folder: Path | 
     it holds this exact set; a missing, unreadable or stale cache is rebuilt, an unwritable one
     skipped."""
     unique = sorted(set(sources))
-    key = hashlib.sha256(MAGIC + bytes([OPTIMIZE]) + filename.encode() + b"".join(hashlib.sha256(s).digest() for s in unique))
+    digests = b"".join(hashlib.sha256(source).digest() for source in unique)
+    key = hashlib.sha256(MAGIC + bytes([OPTIMIZE]) + filename.encode() + digests)
     path = (folder or cache_dir()) / "compiled" / f"{key.hexdigest()[:32]}.marshal"
     try:
         cached = marshal.loads(path.read_bytes())
@@ -56,7 +57,8 @@ def compiled_modules(sources: Iterable[bytes], filename: str, *, folder: Path | 
 
 def compile_modules(sources: Iterable[bytes], filename: str) -> dict[bytes, bytes]:
     """Each source -> its marshalled code object, compiled as ``filename``."""
-    return {source: marshal.dumps(compile(source, filename, "exec", dont_inherit=True, optimize=OPTIMIZE)) for source in sources}
+    return {source: marshal.dumps(compile(source, filename, "exec", dont_inherit=True, optimize=OPTIMIZE))
+            for source in sources}
 
 
 def _write_atomically(path: Path, data: bytes) -> None:

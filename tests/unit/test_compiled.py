@@ -55,7 +55,8 @@ def test_an_unwritable_cache_still_compiles(tmp_path):
 def test_the_code_carries_no_docstring():
     """A test in the sandbox could pass a docstring's text out through the choice of the test
     that fails (red team, round 9: the reference's leaked into a report that way)."""
-    source = b'"""The module, in words."""\nclass A:\n    """A class."""\n    def f(self):\n        """Says how."""\n        return 2\n'
+    source = (b'"""The module, in words."""\nclass A:\n    """A class."""\n'
+              b'    def f(self):\n        """Says how."""\n        return 2\n')
     code = compile_modules([source], FILE)[source]
     namespace: dict = {}
     exec(_load(code), namespace)

@@ -96,8 +96,8 @@ def test_file_type_not_accepted(impl, tmp_path):
 def test_a_readme_and_git_markers_are_left_out(impl, tmp_path):
     """Common in a course repo's test folder, read by no test: left out, not refused (red team,
     round 9: either ended the whole grade in an error)."""
-    tests = make_tests(tmp_path, {"test_a.py": GOOD_TEST, "README.md": b"# my tests\n", ".gitkeep": b"",
-                                  "data/.gitignore": b"*.tmp\n"})
+    tests = make_tests(tmp_path, {"test_a.py": GOOD_TEST, "README.md": b"# my tests\n", "NOTES.MD": b"",
+                                  ".gitkeep": b"", "data/.gitignore": b"*.tmp\n"})
     assert [name for name, _ in read_submission(CHAPTER, impl, tests).tests] == ["test_a.py"]
 
 

@@ -334,6 +334,8 @@ def files_open_under(folder: Path) -> tuple[OpenedFile, ...]:
     found = []
     for entry in os.listdir("/proc/self/fd"):
         fd = int(entry)
+        if fd <= 2:
+            continue  # a child's own stdin, stdout and stderr, whatever they were here
         try:
             path = os.readlink(f"/proc/self/fd/{fd}")
             flags = fcntl.fcntl(fd, fcntl.F_GETFL)

@@ -414,12 +414,16 @@ def main() -> None:
 
     def serve(session, errors: list[str]) -> None:
         collected = session is not None and collect
+        try:
+            rebinding = loader.rebinding_sites(placeholder) if collected else loader.NO_REBINDING
+        except loader.TooManyNames as exc:
+            errors, rebinding = [*errors, str(exc)], loader.NO_REBINDING
         setup = Setup(module=config["module"], module_file=config["module_file"],
                       course_tests=Path(config["course_tests"]), student_tests=student_tests,
                       runner_dir=Path(config["runner_dir"]), landlock_abi=abi,
                       readable=isolation.read_rules(abi, scratch) if abi else isolation.ReadRules(()),
                       placeholder=placeholder, session=session, collected=collected,
-                      rebinding=loader.rebinding_sites(placeholder) if collected else loader.NO_REBINDING,
+                      rebinding=rebinding,
                       test_files=isolation.files_open_under(student_tests) if collected else ())
         # Children must not copy the warm heap: a collection in a child writes to every object's
         # GC header, and copy-on-write then duplicates the whole heap page by page (tens of ms).
