@@ -8,10 +8,10 @@ modules, as the runner's tests and the benchmark do, uses a cache on disk keyed 
 bytecode version, the module's file name and every source. The student's own module is never
 compiled here (compiling untrusted source belongs in the sandbox) and always travels as source.
 It also means the reference's source text never enters the sandbox, only its code; and the code
-is compiled with optimize=2 (OPTIMIZE), so it carries no docstring either (a test that read them could pass
-their text out through the choice of the test that fails, which the report shows). That also
-drops ``assert`` statements: a chapter's reference, variants and mutants must not rely on them
-(tests/unit/test_compiled.py checks).
+is compiled with optimize=2 (OPTIMIZE), so it carries no docstring either (a test that read them
+could pass their text out through the choice of the test that fails, which the report shows).
+That also drops ``assert`` statements: a chapter's reference, variants and mutants must not rely
+on them (tests/unit/test_compiled.py checks).
 """
 
 from __future__ import annotations

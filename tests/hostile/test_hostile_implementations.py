@@ -104,7 +104,8 @@ def test_a_wrong_projection_behind_forged_records_is_caught(grade_hostile, sandb
     ignores the ``proj`` it is given, so every output and gradient is right; the two course tests
     that look at the projection are forged to pass. The probes compare the projection itself and
     the scores read from it (red team, round 9: both were left to the forgeable course tests)."""
-    wrong = apply_patch(CORRECT_IMPL.read_text(encoding="utf-8"), (SUBMISSIONS / "impl" / "wrong_projection.patch").read_text())
+    patch = (SUBMISSIONS / "impl" / "wrong_projection.patch").read_text()
+    wrong = apply_patch(CORRECT_IMPL.read_text(encoding="utf-8"), patch)
     graded = grade_hostile(impl=_on_the_correct_example("forge_records", wrong), backend=sandbox_backend("bwrap"))
     assert_contained(graded)
     implementation = graded.report["implementation"]
