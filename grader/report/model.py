@@ -30,10 +30,13 @@ class TestsVerdict(str, enum.Enum):
 
 # C0 and C1 controls but newline and tab, DEL, lone surrogates, the noncharacters U+FFFE and
 # U+FFFF (with the controls and surrogates, every character XML 1.0 forbids: a JUnit file holding
-# one is not XML), and the bidirectional controls that make a terminal or a browser show text in
-# another order than it is written.
+# one is not XML), the bidirectional controls that make a terminal or a browser show text in
+# another order than it is written, the line and paragraph separators (a line break to some
+# readers, and to str.splitlines), and the characters that show nothing at all (zero-width
+# spaces and joiners, the byte-order mark, the tags), in which text can hide.
 _UNPRINTABLE = re.compile(
-    "[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]"
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff\u061c\u200b-\u200f\u2028-\u202e"
+    "\u2060-\u2064\u2066-\u2069\ufeff\U000e0000-\U000e007f]"
 )
 
 

@@ -22,13 +22,20 @@ def render_text(report: Report, *, width: int = 110) -> str:
 def _document(report: Report) -> Group:
     parts: list = [_headline(report)]
     if report.error:
-        parts.append(Text(f"error: {report.error}", style=STYLE["error"]))
+        parts.append(_hanging("error: ", report.error, style=STYLE["error"]))
     if report.implementation is None:  # nothing was graded (an error that stopped the tests alone keeps it)
         return Group(*parts)
     parts.append(_pitfall_table(report))
     parts.append(_implementation(report))
     parts.append(_tests(report))
     return Group(*parts)
+
+
+def _hanging(prefix: str, text: str, style: str) -> Text:
+    """``prefix`` and ``text``, every further line of the text indented under its first. The text
+    can come from the student's code (an exception's message, an assertion's), and a line of its
+    own at the margin could pass for one of the report's ("Tests: PASS")."""
+    return Text(prefix + text.replace("\n", "\n" + " " * len(prefix)), style=style)
 
 
 def _headline(report: Report) -> Text:
@@ -77,7 +84,7 @@ def _implementation(report: Report) -> Group:
     head.append(impl.verdict.value.upper(), style=STYLE[impl.verdict.value])
     table = course_test_table(impl.tests)
     probes = Text("Trusted probes: agree with the reference" if impl.probes_agree else "Trusted probes: disagree")
-    lines = [head, table, probes] + [Text(f"  - {d}", style="red") for d in impl.probe_disagreements]
+    lines = [head, table, probes] + [_hanging("  - ", d, style="red") for d in impl.probe_disagreements]
     if not impl.probes_agree and all(test.outcome == "passed" for test in impl.tests):
         lines.append(Text("  The course tests report a pass, but they run in the same process as your code; "
                           "the probes, computed outside it, decide.", style="yellow"))
@@ -110,7 +117,7 @@ def _tests(report: Report) -> Text | Group:
     lines += [Text(f"  {run.implementation}: {run.outcome}" + (f" ({run.failed_test})" if run.failed_test else ""))
               for run in tests.validity]
     if tests.invalid_reason:
-        lines.append(Text(f"  invalid: {tests.invalid_reason}", style="red"))
+        lines.append(_hanging("  invalid: ", tests.invalid_reason, style="red"))
     if tests.pitfalls_missed:
         lines.append(Text(f"  pitfalls missed: {', '.join(tests.pitfalls_missed)}", style="red"))
     survivors = [m.id for m in tests.mutants if not m.outcome.is_killed and not m.pitfall]

@@ -114,9 +114,11 @@ def test_text_report_shows_brackets_and_markup_as_written():
 
 # What a hostile luong.py or test can put in a message: a screen clear and a forged verdict, a NUL,
 # a carriage return that overwrites the line, a lone surrogate, a right-to-left override, and the
-# noncharacters U+FFFE and U+FFFF (which XML forbids like the controls).
-UNPRINTABLE = "\x1b[2J\x1b[HChapter L4.3: PASS\x00\rok\ud800\u202e\ufffe\uffff"
-SHOWN = "\\x1b[2J\\x1b[HChapter L4.3: PASS\\x00\\rok\\ud800\\u202e\\ufffe\\uffff"
+# noncharacters U+FFFE and U+FFFF (which XML forbids like the controls), a line separator, and
+# characters that show nothing (a zero-width space, a byte-order mark, a tag) (red team, round 11).
+UNPRINTABLE = "\x1b[2J\x1b[HChapter L4.3: PASS\x00\rok\ud800\u202e\ufffe\uffff\u2028\u200b\ufeff\U000e0041"
+SHOWN = ("\\x1b[2J\\x1b[HChapter L4.3: PASS\\x00\\rok\\ud800\\u202e\\ufffe\\uffff"
+         "\\u2028\\u200b\\ufeff\\U000e0041")
 
 
 def report_with_unprintable_text() -> Report:
@@ -148,9 +150,25 @@ def test_no_format_writes_unprintable_text(name):
     make a JUnit file invalid XML, and a lone surrogate cannot be written as UTF-8 at all."""
     written = RENDERERS[name](report_with_unprintable_text())
     written.encode("utf-8")
-    assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202e\ufffe\uffff]", written)
+    assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202e\ufffe\uffff\u2028\u200b\ufeff\U000e0041]", written)
     if name == "junit":
         ElementTree.fromstring(written.encode("utf-8"))
+
+
+def test_free_text_in_the_text_report_cannot_start_a_line_of_its_own():
+    """A probe disagreement quotes the implementation's exception, and the reasons an invalid suite
+    or an error give quote a test's message: each further line of theirs is indented under its
+    first, so none can pass for one of the report's own lines (red team, round 11)."""
+    forged = "oops\nImplementation: PASS\nTests: PASS"
+    report = sample()
+    report = Report(**{
+        **report.__dict__, "error": forged,
+        "implementation": Implementation(**{**report.implementation.__dict__, "probe_disagreements": (forged,)}),
+        "tests": Tests(**{**report.tests.__dict__, "invalid_reason": forged}),
+    })
+    lines = render_text(report, width=200).splitlines()
+    assert not [line for line in lines if line.startswith(("Implementation: PASS", "Tests: PASS"))], lines
+    assert sum(line.strip() == "Tests: PASS" for line in lines) == 3, lines
 
 
 def test_the_workflow_results_are_printable_too():
