@@ -23,6 +23,7 @@ import numpy as np
 
 from grader.report.model import clipped
 from grader.runner.inside import probe as probe_executor
+from grader.runner.inside.probe import NEXT, RESIZED
 
 SCORES = ("dot", "general", "concat")
 # The numbers cases, every score at each: (dtype, its widths d as integers(low, high), label). Both
@@ -56,7 +57,9 @@ def draw_cases(seed: int, reference) -> bytes:
     """Every score at each dtype (rows as ``_mask`` draws them; the parameters named and shaped as
     the ``reference`` module names them at the drawn width), then the contract case."""
     rng = np.random.default_rng(seed)
-    cases = [_numbers_case(rng, reference, score, dtype, widths) for dtype, widths, _ in NUMBERS for score in SCORES]
+    kinds = [(score, dtype, widths) for dtype, widths, _ in NUMBERS for score in SCORES]
+    cases = [_numbers_case(rng, reference, *kind, resized_length)
+             for kind, resized_length in zip(kinds, _resized_lengths(rng, len(kinds)))]
     cases.append(_contract_case(rng))
     fields = {f"case{index}.{key}": value for index, case in enumerate(cases) for key, value in case.items()}
     buffer = io.BytesIO()
@@ -64,46 +67,57 @@ def draw_cases(seed: int, reference) -> bytes:
     return buffer.getvalue()
 
 
+def _resized_lengths(rng: np.random.Generator, count: int) -> np.ndarray:
+    """The source length of each numbers case's resized read (the first's is from 3 to 11, so that
+    its rows take every shape _mask makes): from 1 to 11, and in two drawn cases 1 and 2, which
+    the contract allows and the course tests never use (a ``squeeze()`` that drops the length
+    axis of a one-token source, a branch on short sources: red team, round 11)."""
+    lengths = rng.integers(1, 12, size=count)
+    lengths[rng.choice(count, size=2, replace=False)] = (1, 2)
+    return lengths
+
+
 def _numbers_case(rng: np.random.Generator, reference, score: str, dtype: str,
-                  widths: tuple[int, int]) -> dict[str, np.ndarray]:
+                  widths: tuple[int, int], resized_length: int) -> dict[str, np.ndarray]:
     # Widths and lengths vary (the course tests use d = 2 and 3 among others, a decoder widths in
     # the tens), so a module that only works at the sizes it was tried on does not agree by luck:
     # small widths in float64 and larger ones in float32, so each score meets both. The rows come
-    # in a drawn order, and one row scores a real position LARGE_SCORE (see _overflowing).
-    d, length = int(rng.integers(*widths)), int(rng.integers(3, 12))
-    mask = _mask(rng, length)
-    batch = len(mask)
-    case = {
-        "kind": np.array("numbers"),
-        "dtype": np.array(dtype),
-        "d": np.array(d),
-        "score": np.array(score),
-        "query": rng.normal(size=(batch, d)),
-        "keys": rng.normal(size=(batch, length, d)),
-        "mask": mask,
-        "up_context": rng.normal(size=(batch, d)),
-        "up_weights": rng.normal(size=(batch, length)),
-        "up_attentional": rng.normal(size=(batch, d)),
-        "next_query": rng.normal(size=(batch, d)),
-        "next_keys": rng.normal(size=(batch, length, d)),
-        "next_mask": _mask(rng, length),
-    }
+    # in a drawn order and number; the next read has the first's shape (a module that keeps what
+    # it built for a shape must not agree), the resized one another. One row of the first read
+    # scores a real position LARGE_SCORE (see _overflowing), another its every real one far below
+    # zero (_sunk).
+    d, length, rows = int(rng.integers(*widths)), int(rng.integers(3, 12)), int(rng.integers(0, 4))
+    case = {"kind": np.array("numbers"), "dtype": np.array(dtype), "d": np.array(d), "score": np.array(score)}
+    for step, (length, rows) in (("", (length, rows)), (NEXT, (length, rows)),
+                                 (RESIZED, (int(resized_length), int(rng.integers(0, 4))))):
+        mask = _mask(rng, length, rows)
+        batch = len(mask)
+        case.update({
+            step + "query": rng.normal(size=(batch, d)),
+            step + "later_query": rng.normal(size=(batch, d)),
+            step + "keys": rng.normal(size=(batch, length, d)),
+            step + "mask": mask,
+            step + "up_context": rng.normal(size=(batch, d)),
+            step + "up_weights": rng.normal(size=(batch, length)),
+            step + "up_attentional": rng.normal(size=(batch, d)),
+        })
     for name, parameter in reference.LuongAttention(d, score).named_parameters():
-        for prefix in ("param:", "next_param:"):
+        for prefix in ("param:", NEXT + "param:"):
             case[prefix + name] = rng.normal(size=parameter.shape) / np.sqrt(parameter.shape[-1])
-    _overflowing(rng, case, score)
+    _sunk(rng, case, score, besides=_overflowing(rng, case, score))
     return case
 
 
-def _overflowing(rng: np.random.Generator, case: dict[str, np.ndarray], score: str) -> None:
+def _overflowing(rng: np.random.Generator, case: dict[str, np.ndarray], score: str) -> int | None:
     """Give one row with real tokens a query that scores its longest projected key LARGE_SCORE,
     and its next longest LARGE_SCORE - 3 where the width allows, so float32's exp overflows
     unless the softmax subtracts the row's maximum first (as the substrate's does), and a module
     that caps the scores instead (below the second) weighs the two alike where the reference
     gives 0.95 and 0.05. The row's upstream gradients are zero, as its gradients would sum terms
-    too large for float32's tolerance. The concat score is bounded by its tanh: no row of it is."""
+    too large for float32's tolerance. The concat score is bounded by its tanh: no row of it is.
+    Returns the row."""
     if score == "concat":
-        return
+        return None
     rows = np.flatnonzero(case["mask"].any(axis=1))
     row = rows[rng.integers(len(rows))]
     keys = case["keys"][row][case["mask"][row]]
@@ -113,25 +127,61 @@ def _overflowing(rng: np.random.Generator, case: dict[str, np.ndarray], score: s
     if len(top) < 2 or np.linalg.matrix_rank(top) < 2:
         top, targets = top[:1], targets[:1]
     case["query"][row] = top.T @ np.linalg.solve(top @ top.T, targets)  # the least-norm query scoring them so
+    _without_upstream_gradient(case, row)
+    return int(row)
+
+
+def _sunk(rng: np.random.Generator, case: dict[str, np.ndarray], score: str, besides: int | None) -> None:
+    """Give one padded row other than ``besides`` real scores far below zero, about -2**40 to
+    -2**100, so that padding filled with any finite number above them (-1e4, -1e9: the chapter
+    says -inf) takes the row's weight, where the reference gives it none.
+
+    Made exact, so that every correct way of computing the row agrees bit for bit: its real keys
+    are all one unit vector e_j and the query is a power of two times e_m, so each score is one
+    product (dot: m = j; general: W_a[m, j] times the power), whatever the order of the sums, and
+    the real scores are equal (uniform weights). The attentional state then holds that power in
+    component m of h, so m is the column of W_c's h half (in both weight sets) furthest from
+    zero, which keeps every element of W_c [c ; h] far from zero and its tanh exactly +-1. The
+    row's upstream gradients are zero, as in _overflowing. Not concat, which its tanh bounds."""
+    if score == "concat":
+        return
+    mask = case["mask"]
+    rows = [row for row in np.flatnonzero(mask.any(axis=1) & ~mask.all(axis=1)) if row != besides]
+    if not rows:
+        return
+    row, d = rows[rng.integers(len(rows))], int(case["d"])
+    h_columns = np.stack([case[prefix + "combine.weight"][:, d:] for prefix in ("param:", NEXT + "param:")])
+    m = int(np.argmax(np.abs(h_columns).min(axis=(0, 1))))
+    if score == "general":
+        j = int(np.argmax(np.abs(case["param:score_proj.weight"][m])))
+        factor = case["param:score_proj.weight"][m, j]
+    else:
+        j, factor = m, 1.0
+    power = 2.0 ** int(rng.integers(40, 101))
+    case["keys"][row][mask[row]] = np.eye(d)[j]
+    case["query"][row] = -np.sign(factor) * power * np.eye(d)[m]
+    _without_upstream_gradient(case, row)
+
+
+def _without_upstream_gradient(case: dict[str, np.ndarray], row: int) -> None:
     for name in ("up_context", "up_weights", "up_attentional"):
         case[name][row] = 0.0
 
 
-def _mask(rng: np.random.Generator, length: int) -> np.ndarray:
+def _mask(rng: np.random.Generator, length: int, random_rows: int) -> np.ndarray:
     """Rows full, padded at the end (twice), padded at the start, with real tokens scattered, and
-    empty, in a drawn order. The contract allows any bool mask, so a module that tells a row's
-    extent or emptiness from its first or last position (or the probe from its row order) must
+    empty, as many as the length allows, and ``random_rows`` more drawn at random, in a drawn
+    order. The contract allows any bool mask and any batch, so a module that tells a row's extent
+    or emptiness from its first or last position (or the probe from its row order or number) must
     not agree by luck."""
     positions = np.arange(length)
-    rows = np.stack([
-        positions < length,
-        positions < rng.integers(2, length),
-        positions < rng.integers(1, length),
-        positions >= rng.integers(1, length),
-        rng.permutation(length) < rng.integers(1, length),
-        positions < 0,
-    ])
-    return rows[rng.permutation(len(rows))]
+    rows = [positions < length, positions < 0]
+    if length >= 2:
+        rows += [positions < rng.integers(1, length), positions >= rng.integers(1, length)]
+    if length >= 3:
+        rows += [positions < rng.integers(2, length), rng.permutation(length) < rng.integers(1, length)]
+    rows += [rng.random(length) < 0.5 for _ in range(random_rows)]
+    return np.stack(rows)[rng.permutation(len(rows))]
 
 
 def _contract_case(rng: np.random.Generator) -> dict[str, np.ndarray]:

@@ -76,6 +76,23 @@ def test_cases_cover_every_score_with_padded_empty_and_non_prefix_rows(payload):
     assert len(empty_rows) > 1  # the rows come in a drawn order: no row of a case is known in advance
 
 
+def test_cases_reach_short_sources_other_batches_and_scores_far_below_zero(payload):
+    """Red team, round 11: a luong.py wrong only where the probes never looked passed (one- and
+    two-token sources, batches of other sizes, a padding fill of -1e4 that real scores never
+    reached)."""
+    cases, answers = probes.read_answer(payload), probes.outputs_of(REFERENCE, payload)
+    numbers = range(len(LABELS))
+    assert all(cases[f"case{i}.next_mask"].shape == cases[f"case{i}.mask"].shape for i in numbers)
+    resized = [cases[f"case{i}.resized_mask"].shape for i in numbers]
+    assert {1, 2} <= {length for _, length in resized}
+    assert len({batch for batch, _ in resized} | {cases[f"case{i}.mask"].shape[0] for i in numbers}) > 2
+    for i in numbers:
+        mask, scores = cases[f"case{i}.mask"], answers[f"case{i}.scores"]
+        sunk = [row for row in range(len(mask)) if mask[row].any() and not mask[row].all()
+                and np.all(scores[row][mask[row]] < -1e11)]
+        assert len(sunk) == (str(cases[f"case{i}.score"]) != "concat"), (i, sunk)
+
+
 def test_correct_implementations_agree_whatever_the_seed():
     """The probes add cases only where every correct module written so far agrees, seed after seed."""
     modules = {path: load_trusted_module(CHAPTER, f"correct_{i}", path.read_bytes()) for i, path in enumerate(CORRECT)}

@@ -8,9 +8,10 @@ package is not visible inside the sandbox.
 
 The course tests' own verdicts cannot be trusted (they run in the student's process, which can
 write any record it likes), so the probes cover everything they check: outputs and gradients in
-float64 and float32, through ``forward`` alone and through a cached ``project_keys``, and read
-again with the next batch's keys ("numbers" cases), and the module's contract: parameter names,
-shapes and default dtype, how the initialisation follows ``rng`` (and the default one repeats),
+float64 and float32, through ``forward`` alone and through a cached ``project_keys``, each with
+a later decoder step, by inference, and read again with the next batch's keys and with a batch
+of another size ("numbers" cases), and the module's contract: parameter names, shapes and
+default dtype, how the initialisation follows ``rng`` (and the default one repeats),
 ``query_from``, and which malformed calls raise ValueError ("contract" case).
 """
 
@@ -28,6 +29,8 @@ ECHOED = ("kind", "score", "dtype")  # payload fields copied into the answer
 CACHED = "with_proj:"  # prefix of the outputs read through forward(..., proj=project_keys(keys))
 NEXT = "next_"  # prefix of the second read's inputs and outputs
 AGAIN = "again_"  # prefix of the outputs of the cached module's third read, the first inputs without proj
+NO_GRAD = "no_grad:"  # prefix of the outputs of a read whose inputs need no gradient
+RESIZED = "resized_"  # prefix of the plain module's last read's inputs and outputs, another batch and length
 
 
 def run(module, payload: bytes) -> bytes:
@@ -62,21 +65,25 @@ def _numbers(module, case: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """One score's forward and backward pass at one dtype, with the grader's weights and inputs:
     once called as the course tests call the module, and once with ``proj=project_keys(keys)`` as
     the decoder does (L4.1 trains through that path, so its gradients are compared too, and the
-    projection and the scores read from it). Then each
-    module is read again as a decoder reuses one: other weights loaded, the next batch's keys and
-    mask, a second backward pass (gradients add up), and the cached one a third time, without
-    ``proj``: nothing of an earlier read may stay."""
+    projection and the scores read from it), each followed by a later decoder step, a new query
+    against the same keys and ``proj``, in the same backward pass; and once by inference, with
+    inputs that need no gradient. Then each module is read again as a decoder reuses one: other
+    weights loaded, the next batch's keys and mask, a second backward pass (gradients add up);
+    the plain one a third time, with a batch of another size and length, and the cached one a
+    third time without ``proj``: nothing of an earlier read may stay."""
     dtype = np.dtype(str(case["dtype"]))
     plain, cached = _loaded(module, case, dtype), _loaded(module, case, dtype)
     outputs = {
         **_read_and_backprop(plain, case, dtype, cached=False),
         **_prefixed(CACHED, _read_and_backprop(cached, case, dtype, cached=True)),
+        **_prefixed(NO_GRAD, _read_for_inference(plain, case, dtype)),
         "scores": plain.scores(_given(case, "query", dtype), _given(case, "keys", dtype)).data,
     }
     for attention in (plain, cached):
         attention.load_state_dict(_weights(case, NEXT + "param:", dtype))
     outputs.update(_prefixed(NEXT, _read_and_backprop(plain, case, dtype, cached=False, step=NEXT)))
     outputs.update(_prefixed(CACHED + NEXT, _read_and_backprop(cached, case, dtype, cached=True, step=NEXT)))
+    outputs.update(_prefixed(RESIZED, _read_and_backprop(plain, case, dtype, cached=False, step=RESIZED)))
     # and without proj, after project_keys saw other keys: no projection may be remembered
     outputs.update(_prefixed(CACHED + AGAIN, _read_and_backprop(cached, case, dtype, cached=False)))
     dtypes = np.array([f"{name} {np.asarray(value).dtype if value is not None else None}"
@@ -109,11 +116,12 @@ def _weights(case: dict[str, np.ndarray], prefix: str, dtype: np.dtype) -> dict[
 
 def _read_and_backprop(attention, case: dict[str, np.ndarray], dtype: np.dtype, cached: bool,
                        step: str = "") -> dict:
-    """Context, weights and attentional state, then the gradients of a loss that weighs each with
-    the grader's random upstream gradients, so every output's gradient reaches every input; and
-    whether the caller's inputs came back as they were given. ``step`` picks the inputs: the
-    first read's, or the next one's."""
-    query, keys = (_given(case, step + name, dtype, requires_grad=True) for name in ("query", "keys"))
+    """Context, weights and attentional state of a read and of the decoder's later step, then the
+    gradients of a loss that weighs each with the grader's random upstream gradients, so every
+    output's gradient reaches every input; and whether the caller's inputs came back as they were
+    given. ``step`` picks the inputs: the first read's, or the next one's."""
+    query, later_query, keys = (_given(case, step + name, dtype, requires_grad=True)
+                                for name in ("query", "later_query", "keys"))
     mask = case[step + "mask"].copy()
     projected = {}
     if cached:  # the projection and the scores read from it are compared too, not just what forward makes of them
@@ -122,18 +130,29 @@ def _read_and_backprop(attention, case: dict[str, np.ndarray], dtype: np.dtype, 
         # time through forward by keyword
         context, weights = (attention.forward(query, keys, mask, proj=proj) if step
                             else attention(query, keys, mask, proj))
+        later = attention(later_query, keys, mask, proj)
         projected = {"proj": proj.data, "scores_from_proj": attention.scores(query, keys, proj).data}
     else:  # called, as the course tests and a decoder call it: a bug in __call__ counts too
         context, weights = attention(query, keys, mask)
+        later = attention(later_query, keys, mask)
     attentional = attention.attentional(query, context)
     kept = all(np.array_equal(given, case[step + name].astype(given.dtype))
                for given, name in ((query.data, "query"), (keys.data, "keys"), (mask, "mask")))
-    loss = ((context * _given(case, "up_context", dtype)).sum() + (weights * _given(case, "up_weights", dtype)).sum()
-            + (attentional * _given(case, "up_attentional", dtype)).sum())
-    loss.backward()
+    upstream = [_given(case, step + name, dtype) for name in ("up_context", "up_weights", "up_attentional")]
+    outputs = (context, weights, attentional, *later)  # the later step's weighed as the first's
+    terms = [(output * up).sum() for output, up in zip(outputs, upstream + upstream[:2])]
+    sum(terms[1:], terms[0]).backward()
     return {"context": context.data, "weights": weights.data, "attentional": attentional.data, **projected,
+            "later_context": later[0].data, "later_weights": later[1].data, "grad_later_query": later_query.grad,
             "grad_query": query.grad, "grad_keys": keys.grad, "inputs_kept": np.array(float(kept)),
             **{f"grad:{name}": parameter.grad for name, parameter in attention.named_parameters()}}
+
+
+def _read_for_inference(attention, case: dict[str, np.ndarray], dtype: np.dtype) -> dict:
+    """A read whose inputs need no gradient, as a decoder makes at inference."""
+    query, keys = (_given(case, name, dtype) for name in ("query", "keys"))
+    context, weights = attention(query, keys, case["mask"].copy())
+    return {"context": context.data, "weights": weights.data, "attentional": attention.attentional(query, context).data}
 
 
 def _contract(module, case: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
