@@ -181,13 +181,14 @@ def _grade(chapter: Chapter, catalogue: Catalogue, submission: Submission, backe
            settings: Settings, started: float) -> Report:
     timing: dict[str, float] = {}
     with ExitStack() as stack:
-        background = stack.enter_context(ThreadPoolExecutor(max_workers=1, thread_name_prefix="compile"))
+        background = stack.enter_context(ThreadPoolExecutor(max_workers=1, thread_name_prefix="trusted"))
+        expected = background.submit(reference_probes, chapter, catalogue, submission.seed)
         runners = stack.enter_context(sandboxed_runners(chapter, submission, backend_name, settings))
         timing["startup"] = _since(started)
         # Everything the clean sandbox reports on runs before the fast one collects the suite (the
         # student's code's first run there), and the timeouts are settled once it is closed: see
         # Runners for what the two sandboxes would otherwise share.
-        implementation = _grade_implementation(runners.clean, chapter, catalogue, submission, settings, timing)
+        implementation = _grade_implementation(runners.clean, catalogue, submission, settings, expected, timing)
         tests, error = None, None
         if runners.fast is not None:
             try:
@@ -242,13 +243,13 @@ def _materialise_tests(submission: Submission, folder: Path) -> Path | None:
     return root
 
 
-def _grade_implementation(runner: WarmRunner, chapter: Chapter, catalogue: Catalogue,
-                          submission: Submission, settings: Settings, timing: dict[str, float]) -> Implementation:
+def _grade_implementation(runner: WarmRunner, catalogue: Catalogue, submission: Submission, settings: Settings,
+                          expected: Future[tuple[bytes, dict]], timing: dict[str, float]) -> Implementation:
     phase = time.monotonic()
     tests = run_course_tests(runner, submission.impl, settings)
     timing["course_tests"] = _since(phase)
     phase = time.monotonic()
-    verdict = _probe(runner, chapter, catalogue, submission, settings)
+    verdict = _probe(runner, catalogue, submission, settings, expected)
     timing["probes"] = _since(phase)
     return Implementation(
         verdict=scoring.implementation_verdict([t.outcome for t in tests], verdict.agree),
@@ -279,10 +280,17 @@ def course_test_names(chapter: Chapter) -> list[str]:
             if isinstance(node, ast.FunctionDef) and node.name.startswith("test_")]
 
 
-def _probe(runner: WarmRunner, chapter: Chapter, catalogue: Catalogue, submission: Submission,
-           settings: Settings) -> probes.ProbeVerdict:
+def reference_probes(chapter: Chapter, catalogue: Catalogue, seed: int) -> tuple[bytes, dict]:
+    """The grade's probe cases and the reference's answers to them: trusted work that needs no
+    sandbox, done while the sandboxes start and the course tests run."""
     reference = load_trusted_module(chapter, "reference", catalogue.reference)
-    payload = probes.draw_cases(submission.seed, reference)
+    payload = probes.draw_cases(seed, reference)
+    return payload, probes.outputs_of(reference, payload)
+
+
+def _probe(runner: WarmRunner, catalogue: Catalogue, submission: Submission, settings: Settings,
+           expected: Future[tuple[bytes, dict]]) -> probes.ProbeVerdict:
+    chapter, (payload, reference_outputs) = runner.chapter, expected.result()
     call = runner.call(submission.impl, "probe", payload, timeout=settings.probe_timeout)
     if call.outcome is not Outcome.PASSED:
         reason = f"the probe run {call.outcome.value}: {_clip(call.message)}"
@@ -299,7 +307,7 @@ def _probe(runner: WarmRunner, chapter: Chapter, catalogue: Catalogue, submissio
             for pitfall, sources in catalogue.recognisers.items()
         }
 
-    return probes.judge(student, probes.outputs_of(reference, payload), pitfalls)
+    return probes.judge(student, reference_outputs, pitfalls)
 
 
 def load_trusted_module(chapter: Chapter, name: str, source: bytes) -> ModuleType:
