@@ -86,8 +86,9 @@ def _implementation(report: Report) -> Group:
     probes = Text("Trusted probes: agree with the reference" if impl.probes_agree else "Trusted probes: disagree")
     lines = [head, table, probes] + [_hanging("  - ", d, style="red") for d in impl.probe_disagreements]
     if not impl.probes_agree and all(test.outcome == "passed" for test in impl.tests):
-        lines.append(Text("  The course tests report a pass, but they run in the same process as your code; "
-                          "the probes, computed outside it, decide.", style="yellow"))
+        lines.append(Text("  Every course test passes, but the probes check more than they do (other widths, lengths "
+                          "and batches, both dtypes, a decoder's repeated reads, the contract's edge cases): "
+                          "the lines above say where your module differs from the reference.", style="yellow"))
     return Group(*lines)
 
 

@@ -221,8 +221,18 @@ def _described(payload: bytes, name: str, old: str, new: str) -> tuple[str, ...]
 def test_a_module_that_accepts_an_unknown_score_is_named(payload):
     lines = _described(payload, "no_score_check", "        if score not in SCORES:\n            raise ValueError",
                        "        if False:\n            raise ValueError")
-    assert len(lines) == 1 and lines[0].startswith("contract: 2 of ")
+    assert len(lines) == 1 and lines[0].startswith(f"contract: {len(probes.NOT_SCORES)} of ")
     assert "should give ValueError naming the score, gave returned" in lines[0]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_an_alias_for_a_score_is_named_in_every_grade(seed):
+    """Every name in NOT_SCORES is tried in every grade: an alias for general passed some grades
+    and failed others, as a comment in the module changed the draw (red team, round 11)."""
+    alias = '        score = "general" if score == "bilinear" else score\n'
+    lines = _described(probes.draw_cases(seed, REFERENCE), "bilinear_alias",
+                       "        if score not in SCORES:\n", alias + "        if score not in SCORES:\n")
+    assert len(lines) == 1 and "'bilinear') should give ValueError naming the score, gave returned" in lines[0], lines
 
 
 def test_a_module_that_accepts_a_wrong_mask_is_named(payload):
