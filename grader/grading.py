@@ -47,6 +47,8 @@ from grader.settings import Settings, SettingsError
 # The failures a grade reports as verdict "error" with a message; anything else is a bug.
 GRADING_ERRORS = (ManifestError, IntakeError, CatalogueError, SandboxUnavailable, RunnerError, SettingsError)
 MAX_MESSAGE_CHARS = 500
+MAX_COLLECTION_CHARS = 2000  # of the collection errors a report quotes
+SANDBOX_HOLDS = " in the sandbox, which has Python, numpy, pytest and the tinyllm substrate only"
 ALONE = " (run alone)"  # how the validity runs of the clean runner are labelled
 AGAIN = ", again"  # the correct implementations' runs alone after the mutation pass
 T = TypeVar("T")
@@ -193,7 +195,7 @@ def _grade(chapter: Chapter, catalogue: Catalogue, submission: Submission, backe
         if runners.fast is not None:
             try:
                 tests = _grade_suite(runners, chapter, catalogue, settings, background, timing)
-            except RunnerError as exc:  # the implementation's grade, made before, stands
+            except (RunnerError, TestsNotCollected) as exc:  # the implementation's grade, made before, stands
                 tests = scoring.tests_not_graded(chapter.threshold, chapter.required_pitfalls)
                 error = f"the tests could not be graded: {exc}"
     timing["total"] = _since(started)
@@ -222,10 +224,31 @@ def _grade_suite(runners: Runners, chapter: Chapter, catalogue: Catalogue, setti
                    compiled, settings.alone_timeout)
     compiled = {**compiled, **rest.result()}
     _timed(timing, "collection", fast.await_ready)  # the student's code runs there from now on
+    _check_collected(fast)
     suite = _timed(timing, "mutation", _mutation_pass, fast, sent, compiled)
     fast.close()  # and nothing of it is alive during the runs alone after it
     alone = _timed(timing, "after_the_pass", _after_the_pass, runners.clean, sent, suite, alone, compiled, settings)
     return _grade_tests(suite, alone, chapter, sent, frozenset(fast.collected))
+
+
+class TestsNotCollected(Exception):
+    """The student's suite collected nothing to run, in the sandbox: there is nothing to grade."""
+
+    __test__ = False  # a name pytest would otherwise try to collect
+
+
+def _check_collected(fast: WarmRunner) -> None:
+    """Raise TestsNotCollected, saying why, when the fast zygote collected no test. Its collection
+    errors can be shown as they are: they were written before any implementation entered that
+    sandbox, like the test ids a report shows (every run would only repeat them, and the runs
+    alone, collecting with an implementation installed, may not be quoted)."""
+    if fast.collection_errors:
+        errors = "\n".join(fast.collection_errors)
+        rule = f"\n{UNSWAPPABLE_HINT}" if UNSWAPPABLE in errors else ""
+        raise TestsNotCollected(f"collecting them failed{SANDBOX_HOLDS}:\n{_clip(errors, MAX_COLLECTION_CHARS)}{rule}")
+    if not fast.collected:
+        raise TestsNotCollected(f"no test was collected from them{SANDBOX_HOLDS} (a file that skips itself at "
+                                "import, as pytest.importorskip of a package the sandbox lacks does, collects none)")
 
 
 def _materialise_tests(submission: Submission, folder: Path) -> Path | None:
@@ -515,8 +538,8 @@ def _error_report(request: GradeRequest, exc: Exception, started: float) -> Repo
     )
 
 
-def _clip(text: str) -> str:
-    return clipped(text, MAX_MESSAGE_CHARS)
+def _clip(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
+    return clipped(text, limit)
 
 
 def _timed(timing: dict[str, float], phase: str, work: Callable[..., T], *args: object) -> T:

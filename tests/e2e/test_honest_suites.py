@@ -1,0 +1,51 @@
+"""Honest student suites the sandbox cannot run, graded through the CLI: the report must say why.
+
+Found by a red-team helper playing an honest student (round 11): each of these was reported
+INVALID with "run this test against your own correct luong.py", which cannot help, since the
+suite passes there; the reason was known to the grader all along.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from grader.chapter import REPO_ROOT
+from grader.report.json_report import validate
+from tests.cli import run_grader as grader
+
+pytestmark = pytest.mark.slow  # each grades a submission in real sandboxes
+
+CORRECT_IMPL = REPO_ROOT / "examples/L4.3/correct/python/tinyllm/seq2seq/luong.py"
+USES_THE_MODULE = "from tinyllm.seq2seq.luong import LuongAttention\n"
+SUITES = {
+    "a package the sandbox lacks": (
+        {"test_property.py": "import hypothesis\n" + USES_THE_MODULE + "def test_x():\n    assert LuongAttention\n"},
+        ["collecting them failed in the sandbox", "No module named 'hypothesis'", "numpy, pytest"]),
+    "skipped at import": (
+        {"test_torch.py": "import pytest\ntorch = pytest.importorskip('torch')\n" + USES_THE_MODULE
+                          + "def test_x():\n    assert LuongAttention\n"},
+        ["no test was collected from them", "pytest.importorskip"]),
+    "an instance made at import time": (
+        {"test_shared.py": USES_THE_MODULE + "MODEL = LuongAttention(2, 'dot')\n\n"
+                           "def test_x():\n    assert MODEL.d == 2\n"},
+        ["test_shared.py", "was used at import time", "use it inside tests or fixtures"]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SUITES))
+def test_a_suite_that_collects_nothing_is_an_error_that_says_why(case, tmp_path):
+    files, said = SUITES[case]
+    tests = tmp_path / "tests"
+    tests.mkdir()
+    for name, text in files.items():
+        (tests / name).write_text(text, encoding="utf-8")
+    out = tmp_path / "report.json"
+    result = grader("grade", "--impl", str(CORRECT_IMPL), "--tests", str(tests), "--format", "json", "--out", str(out))
+    assert result.returncode == 2, result.stdout + result.stderr
+    report = json.loads(out.read_text())
+    validate(report)
+    assert report["implementation"]["verdict"] == "pass"  # graded all the same
+    assert report["tests"]["verdict"] == "error" and report["error"].startswith("the tests could not be graded: ")
+    assert all(text in report["error"] for text in said), report["error"]
