@@ -17,9 +17,10 @@ from rich.console import Console
 from rich.syntax import Syntax
 
 from grader import workflow
-from grader.chapter import DEFAULT_CHAPTER
+from grader.chapter import DEFAULT_CHAPTER, load_chapter
 from grader.export import ExportError, export_gradescope
 from grader.grading import GradeRequest, grade
+from grader.intake import TEST_FILES
 from grader.report.formats import RENDERERS
 from grader.report.model import Verdict
 from grader.report.stryker import MutationReportError
@@ -68,7 +69,12 @@ def check(
 ) -> None:
     """Full check of a course repo: course tests and probes on your luong.py, then the mutation
     grade of your tests (python/tests/l4-3-luong/)."""
-    _finish(grade(GradeRequest(chapter=chapter, repo=repo, backend=backend.value)), format, out)
+    report = grade(GradeRequest(chapter=chapter, repo=repo, backend=backend.value))
+    if report.implementation is not None and report.tests is None:  # say where the tests were looked for
+        folder = repo / load_chapter(chapter).student.tests
+        typer.echo(f"note: no test file ({' or '.join(TEST_FILES)}) in {folder}: only the implementation "
+                   "was graded", err=True)
+    _finish(report, format, out)
 
 
 @app.command("grade")

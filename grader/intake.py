@@ -27,6 +27,7 @@ IGNORED_SUFFIXES = frozenset({".md", ".markdown", ".rst"})  # in any case: READM
 # pytest's own configuration would change how the grader runs pytest (its options, paths, plugins).
 PYTEST_CONFIGS = frozenset({"pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg"})
 MAX_DEPTH = 8  # folder levels below the tests folder
+TEST_FILES = ("test_*.py", "*_test.py")  # what pytest collects by default, and so the runner
 
 
 class IntakeError(Exception):
@@ -69,8 +70,21 @@ def read_course_repo(chapter: Chapter, repo: Path) -> Submission:
     if not repo.is_dir():
         raise IntakeError(f"{repo}: not a folder (expected a course repository)")
     impl = repo_path(repo, chapter.student.impl)
+    if not impl.exists():
+        raise IntakeError(f"{chapter.student.impl}: not found in {repo} (a course repository keeps the "
+                          "implementation there: `grader start` writes a stub)")
     tests = repo_path(repo, chapter.student.tests)
-    return read_submission(chapter, impl, tests if tests.exists() else None)
+    return read_submission(chapter, impl, tests if holds_tests(tests) else None)
+
+
+def holds_tests(folder: Path) -> bool:
+    """Whether a course repository's tests folder holds a test file: a folder `grader start`
+    made and nothing was written to yet is no submission of tests (nor is a missing one)."""
+    return folder.is_dir() and any(_is_test_file(PurePosixPath(path.name)) for path in folder.rglob("*.py"))
+
+
+def _is_test_file(path: PurePosixPath) -> bool:
+    return any(path.match(pattern) for pattern in TEST_FILES)
 
 
 def repo_path(repo: Path, relative: str) -> Path:
@@ -141,8 +155,8 @@ def _read_tests(folder: Path, chapter: Chapter) -> tuple[tuple[str, bytes], ...]
         files.append((str(rel), data))
         if len(files) > MAX_TEST_FILES:
             raise IntakeError(f"more than {MAX_TEST_FILES} files in the tests folder")
-    if not any(PurePosixPath(name).name.startswith("test_") and name.endswith(".py") for name, _ in files):
-        raise IntakeError(f"{folder}: no test_*.py file in the tests folder")
+    if not any(_is_test_file(PurePosixPath(name)) for name, _ in files):
+        raise IntakeError(f"{folder}: no test file ({' or '.join(TEST_FILES)}) in the tests folder")
     return tuple(files)
 
 

@@ -71,6 +71,20 @@ def test_grading_a_correct_implementation_without_tests_passes(tmp_path):
     assert data["implementation"]["probes_agree"] is True
 
 
+@pytest.mark.slow
+def test_a_repo_just_started_grades_its_implementation_and_says_where_tests_go(tmp_path):
+    """`grader start` leaves an empty tests folder: `grader check` grades the implementation and
+    says where it looked for tests (it ended in an error, the implementation not graded: red team,
+    round 11)."""
+    assert grader("start", str(tmp_path)).returncode == 0
+    impl = REPO_ROOT / "examples/L4.3/correct/python/tinyllm/seq2seq/luong.py"
+    (tmp_path / "python/tinyllm/seq2seq/luong.py").write_bytes(impl.read_bytes())
+    result = grader("check", str(tmp_path))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "Tests: none submitted" in result.stdout
+    assert f"no test file (test_*.py or *_test.py) in {tmp_path / 'python/tests/l4-3-luong'}" in result.stderr
+
+
 def test_a_crash_of_the_grader_exits_2_not_1():
     """1 means "the grade failed" to CI; a bug in the grader must read as "could not grade"."""
     crash = ("import sys, grader.cli as cli\n"

@@ -108,8 +108,15 @@ def test_pytest_configuration_is_refused_saying_where_options_go(impl, tmp_path)
 
 
 def test_no_test_file(impl, tmp_path):
-    tests = make_tests(tmp_path, {"helpers.py": b"x = 1\n"})
-    assert "no test_*.py" in refused(impl, tests)
+    tests = make_tests(tmp_path, {"helpers.py": b"x = 1\n", "luong_tests.py": GOOD_TEST})
+    assert "no test file (test_*.py or *_test.py)" in refused(impl, tests)
+
+
+def test_files_named_as_pytest_collects_them_by_default_are_tests(impl, tmp_path):
+    """pytest collects ``*_test.py`` as well as ``test_*.py``: a suite of the first kind was refused
+    (red team, round 11)."""
+    tests = make_tests(tmp_path, {"luong_test.py": GOOD_TEST})
+    assert [name for name, _ in read_submission(CHAPTER, impl, tests).tests] == ["luong_test.py"]
 
 
 @pytest.mark.parametrize(
@@ -161,9 +168,16 @@ def test_course_repo_layout(tmp_path):
     (repo / "python/tinyllm/seq2seq/luong.py").write_bytes(GOOD_IMPL)
     submission = read_course_repo(CHAPTER, repo)
     assert submission.tests is None
-    (repo / "python/tests/l4-3-luong").mkdir(parents=True)
+    (repo / "python/tests/l4-3-luong").mkdir(parents=True)  # as `grader start` leaves it: no tests yet
+    assert read_course_repo(CHAPTER, repo).tests is None
     (repo / "python/tests/l4-3-luong/test_a.py").write_bytes(GOOD_TEST)
     assert read_course_repo(CHAPTER, repo).tests
+
+
+def test_a_course_repo_without_its_implementation_names_the_path(tmp_path):
+    (tmp_path / "repo/python").mkdir(parents=True)
+    with pytest.raises(IntakeError, match="^python/tinyllm/seq2seq/luong.py: not found in .*grader start"):
+        read_course_repo(CHAPTER, tmp_path / "repo")
 
 
 def test_course_repo_that_is_not_a_folder(tmp_path):
