@@ -295,19 +295,21 @@ LAST_LAYER = "        self.combine = Linear(2 * d, d, bias=False, rng=rng)\n"
 
 @pytest.mark.parametrize(("old", "new", "facts"), [
     (LAST_LAYER, LAST_LAYER + "        for parameter in self.parameters():\n            parameter.data[...] = 0.0\n",
-     ["combine.weight repeats with its seed, does not change with another", "is all zeros"]),
+     ["'dot: combine.weight does not change with another seed'", "'dot: combine.weight is all zeros'"]),
     ("rng = PCG32() if rng is None else rng", "rng = PCG32()",
-     ["does not draw from the rng it is given", "combine.weight repeats with its seed, does not change with another"]),
+     ["does not draw from the rng it is given", "'dot: combine.weight does not change with another seed'"]),
     (LAST_LAYER, LAST_LAYER + "        for parameter in self.parameters():\n"
      "            parameter.data = np.random.default_rng().uniform(-1, 1, parameter.shape).astype(np.float32)\n",
-     ["combine.weight does not repeat with its seed"]),
+     ["'dot: combine.weight does not repeat with its seed'"]),
     (LAST_LAYER, LAST_LAYER + "        if score == 'concat':\n"
      "            self.combine.weight.data = self.score_proj.weight.data\n",
-     ["score_proj.weight repeats with its seed, changes with another, equals another parameter",
-      "shares an array"]),
+     ["'concat: score_proj.weight equals another parameter with one rng'",
+      "'concat: score_proj.weight shares an array'"]),
 ], ids=["zeros", "rng-ignored", "unseeded", "tied"])
 def test_a_default_initialisation_that_does_not_follow_rng_is_named(payload, old, new, facts):
-    """Each fact is named in the line of the score it shows in (dot for all but tied, concat's)."""
+    """Each fact that differs is named on its own (dot for all but tied, concat's): one line held
+    seven facts of a parameter, and a student could not tell which one differed (red team,
+    round 11)."""
     [line] = _described(payload, "initialisation", old, new)
     assert line.startswith("contract: initialisation: '"), line
     assert all(fact in line for fact in facts), line

@@ -191,15 +191,17 @@ def _initialisation(module, d: int, score: str, seeds: list[int]) -> list[str]:
                     for seed in (seeds[0], seeds[1]))
     default, default_again = (dict(module.LuongAttention(d, score).named_parameters()) for _ in range(2))
     drawn = given.next_u32() != PCG32(seeds[0]).next_u32()
-    return [f"{score}: {'draws from' if drawn else 'does not draw from'} the rng it is given"] + [
-        f"{score}: {name} {'repeats' if _equal(first, again, name) else 'does not repeat'} with its seed, "
-        f"{'does not change' if _equal(first, other, name) else 'changes'} with another, "
-        f"{'equals another parameter' if _equals_another(first, name) else 'is its own'} with it, "
-        f"{'repeats' if _equal(default, default_again, name) else 'does not repeat'} by default, "
-        f"{'shares an array' if _shares_an_array(name, first, default, default_again) else 'has arrays of its own'}, "
-        f"{'is not all zeros' if np.any(parameter.data) else 'is all zeros'}, "
-        f"{'is finite' if all(_finite(p, name) for p in (first, default)) else 'is not finite'}"
-        for name, parameter in first.items()]
+    lines = [f"{score}: {'draws from' if drawn else 'does not draw from'} the rng it is given"]
+    for name, parameter in first.items():  # one line per fact, so that a report names the one that differs
+        lines += [f"{score}: {name} {fact}" for fact in (
+            f"{'repeats' if _equal(first, again, name) else 'does not repeat'} with its seed",
+            f"{'does not change' if _equal(first, other, name) else 'changes'} with another seed",
+            f"{'equals another parameter' if _equals_another(first, name) else 'is its own'} with one rng",
+            f"{'repeats' if _equal(default, default_again, name) else 'does not repeat'} with no rng",
+            f"{'shares an array' if _shares_an_array(name, first, default, default_again) else 'has arrays of its own'}",
+            f"{'is not all zeros' if np.any(parameter.data) else 'is all zeros'}",
+            f"{'is finite' if all(_finite(p, name) for p in (first, default)) else 'is not finite'}")]
+    return lines
 
 
 def _equals_another(parameters: dict, name: str) -> bool:

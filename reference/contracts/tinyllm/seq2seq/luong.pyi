@@ -16,6 +16,9 @@ from tinyllm.random import PCG32
 
 class LuongAttention(Module):
     query_from: ClassVar[str]  # "current": the decoder attends with the state after its step
+    # Every parameter is drawn from rng, one stream for all of them (no two alike); with no rng,
+    # from a fresh PCG32(), as Linear does, so the default initialisation is the same every time.
+    # Any other score than these three, aliases included, raises ValueError naming the score.
     def __init__(self, d: int, score: Literal["dot", "general", "concat"], rng: PCG32 | None = None) -> None: ...
     # The keys as the score reads them [B, S, d]: keys (dot), W_a k (general), W_k k (concat,
     # the last d columns of W_a). Computed once per source sentence.
