@@ -58,10 +58,12 @@ FORCED_FAILURE = "forced-failure"
 FORCED_FAILURE_SOURCE = b'raise ImportError("forced failure: the grader checks that a broken module is detected")\n'
 NO_RESULT = "no result came back for this test: the run ended without reporting it"
 HIDDEN_PART = "id not shown"
-HIDDEN_NODE = "(a test whose id was not fixed at collection: not shown)"
+HIDDEN_NODE = "a test whose id was not fixed at collection: not shown"
 TRUSTED_RUN_HINT = (
     "messages from runs on the grader's implementations are not shown; run this test against your own "
-    "correct luong.py to see why it fails"
+    "correct luong.py to see why it fails. If it passes there, it may hold a correct implementation to more "
+    "than the chapter asks: floats that are equal only to the last bit (compare them with a tolerance, as "
+    "np.testing.assert_allclose does), or a name or behaviour the contract does not define"
 )
 ORDER_HINT = (
     "the same implementation passed the first run, which ran the tests in the files' order; later runs put "

@@ -38,7 +38,8 @@ def invalid_reason(validity: Sequence[ValidityRun]) -> str | None:
         if run.outcome != "passed":
             test = f"test {run.failed_test}" if run.failed_test else "the test run"
             detail = f": {run.message}" if run.message else ""
-            return f"{test} {run.outcome} on the {run.implementation}, a correct implementation{detail}"
+            outcome = {"error": "ended in an error", "timeout": "timed out"}.get(run.outcome, run.outcome)
+            return f"{test} {outcome} on the {run.implementation}, a correct implementation{detail}"
     return None
 
 

@@ -8,7 +8,7 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
-from grader.report.model import Report, TestsVerdict
+from grader.report.model import Report, TestsVerdict, Verdict
 
 STYLE = {"pass": "bold green", "fail": "bold red", "invalid": "bold red", "error": "bold yellow"}
 
@@ -57,7 +57,10 @@ def _pitfall_table(report: Report) -> Table:
     mutants = {m.id: m for m in report.tests.mutants} if report.tests else {}
     for pitfall in report.pitfalls:
         falls_in = implementation is not None and pitfall.id in implementation.behaves_like
-        impl_cell = Text(f"falls in: {pitfall.symptom}", style="red") if falls_in else Text("ok")
+        failing = implementation is not None and implementation.verdict is not Verdict.PASS
+        impl_cell = (Text(f"falls in: {pitfall.symptom}", style="red") if falls_in
+                     else Text("not this one", style="dim") if failing  # wrong, but not in this pitfall
+                     else Text("ok"))
         # Text(), never a bare str: rich would read "[h ; c]" (or a hostile message) as markup
         table.add_row(Text(pitfall.id), Text(pitfall.pitfall), impl_cell, _tests_cell(mutants.get(pitfall.id), report))
     return table

@@ -59,12 +59,13 @@ def test_a_required_pitfall_that_was_not_run_counts_as_missed():
     assert grade(rows=rows).pitfalls_missed == ("s02",)
 
 
-@pytest.mark.parametrize("outcome", ["failed", "error", "timeout", "crashed"])
-def test_a_suite_that_does_not_pass_on_a_correct_implementation_is_invalid(outcome):
+@pytest.mark.parametrize(("outcome", "said"), [("failed", "failed"), ("error", "ended in an error"),
+                                               ("timeout", "timed out"), ("crashed", "crashed")])
+def test_a_suite_that_does_not_pass_on_a_correct_implementation_is_invalid(outcome, said):
     validity = (ValidityRun("reference", "passed"), ValidityRun("variant 1", outcome, "test_x", "boom"))
     result = grade(validity=validity)
     assert result.verdict is TestsVerdict.INVALID
-    assert result.invalid_reason == f"test test_x {outcome} on the variant 1, a correct implementation: boom"
+    assert result.invalid_reason == f"test test_x {said} on the variant 1, a correct implementation: boom"
 
 
 def test_a_kill_that_does_not_happen_alone_makes_the_suite_invalid():
