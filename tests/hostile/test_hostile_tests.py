@@ -194,7 +194,10 @@ def test_tests_that_learn_which_mutants_run_alone_get_nothing(grade_hostile, san
     assert Path(channel).stat().st_size > 100 << 20, channel  # the file the channel needs (mesa's, here)
     graded = grade_hostile(impl=CORRECT_IMPL.read_text(), tests=tests, backend=sandbox_backend("bwrap"))
     assert_contained(graded)
-    assert graded.report["tests"]["verdict"] in ("invalid", "fail"), graded.report["tests"]
+    verdict = graded.report["tests"]["verdict"]
+    # the fast zygote's conftest dies on the refused call at collection: the tests are not graded
+    refused_at_collection = verdict == "error" and "collecting them failed" in graded.report["error"]
+    assert verdict in ("invalid", "fail") or refused_at_collection, graded.report
 
 
 def test_a_suite_that_stops_the_fast_sandbox_leaves_the_implementation_graded(grade_hostile, sandbox_backend):
