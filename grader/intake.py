@@ -120,7 +120,9 @@ def _parse_python(data: bytes, shown: str) -> ast.Module:
     except UnicodeDecodeError as exc:
         raise IntakeError(f"{shown}: not UTF-8 text (byte {exc.start})") from None
     try:
-        return ast.parse(text, filename=shown)
+        tree = ast.parse(text, filename=shown)
+        compile(tree, shown, "exec", dont_inherit=True)  # what only the compiler sees: a late __future__ import
+        return tree
     except SyntaxError as exc:
         raise IntakeError(f"{shown}:{exc.lineno}: syntax error: {exc.msg}") from None
     except ValueError as exc:  # e.g. NUL bytes

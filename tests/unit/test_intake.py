@@ -66,6 +66,14 @@ def test_unparsable_impl_names_the_line(impl):
     assert "luong.py:2: syntax error" in refused(impl)
 
 
+@pytest.mark.parametrize("source", [b"x = 1\nfrom __future__ import annotations\n", b"x = 1\nreturn x\n"])
+def test_what_only_the_compiler_refuses_is_refused_at_intake_too(impl, source):
+    """A late ``from __future__`` passed intake, which only parsed the file, and then failed as a
+    wrong implementation (red team, round 11): a syntax error like any other."""
+    impl.write_bytes(source)
+    assert "luong.py:2: syntax error" in refused(impl)
+
+
 def test_oversized_file(impl):
     impl.write_bytes(b"#" * (MAX_FILE_BYTES + 1))
     assert "limit per file" in refused(impl)
