@@ -127,6 +127,8 @@ def _parse_python(data: bytes, shown: str) -> ast.Module:
         raise IntakeError(f"{shown}:{exc.lineno}: syntax error: {exc.msg}") from None
     except ValueError as exc:  # e.g. NUL bytes
         raise IntakeError(f"{shown}: cannot be parsed: {exc}") from None
+    except (RecursionError, MemoryError):  # an expression nested a thousand deep: the grader's own stack
+        raise IntakeError(f"{shown}: nested too deeply to be compiled") from None
 
 
 def _read_impl(impl: Path) -> bytes:

@@ -74,6 +74,14 @@ def test_what_only_the_compiler_refuses_is_refused_at_intake_too(impl, source):
     assert "luong.py:2: syntax error" in refused(impl)
 
 
+@pytest.mark.parametrize("terms", [1_000, 5_000])  # the compiler's limit, then the parser's
+def test_an_expression_nested_too_deeply_is_refused_not_a_crash(impl, terms):
+    """``1+1+...+1`` a thousand terms long parses but does not compile: the grader crashed with a
+    RecursionError, no report written (red team, round 12)."""
+    impl.write_bytes(b"x = " + b"+".join([b"1"] * terms) + b"\n")
+    assert refused(impl) == "luong.py: nested too deeply to be compiled"
+
+
 def test_oversized_file(impl):
     impl.write_bytes(b"#" * (MAX_FILE_BYTES + 1))
     assert "limit per file" in refused(impl)
