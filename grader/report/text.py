@@ -16,7 +16,7 @@ STYLE = {"pass": "bold green", "fail": "bold red", "invalid": "bold red", "error
 def render_text(report: Report, *, width: int = 110) -> str:
     console = Console(file=io.StringIO(), width=width, force_terminal=False, color_system=None)
     console.print(_document(report))
-    return console.file.getvalue()
+    return "".join(line.rstrip() + "\n" for line in console.file.getvalue().splitlines())  # no padding to the width
 
 
 def _document(report: Report) -> Group:
@@ -31,11 +31,16 @@ def _document(report: Report) -> Group:
     return Group(*parts)
 
 
-def _hanging(prefix: str, text: str, style: str) -> Text:
-    """``prefix`` and ``text``, every further line of the text indented under its first. The text
-    can come from the student's code (an exception's message, an assertion's), and a line of its
-    own at the margin could pass for one of the report's ("Tests: PASS")."""
-    return Text(prefix + text.replace("\n", "\n" + " " * len(prefix)), style=style)
+def _hanging(prefix: str, text: str, style: str = "") -> Table:
+    """``prefix`` and ``text``, every further line of the text, its own or the terminal's wrap,
+    indented under its first. The text can come from the student's code (an exception's message,
+    an assertion's, a test's id), and a line of its own at the margin could pass for one of the
+    report's ("Tests: PASS")."""
+    grid = Table.grid()
+    grid.add_column(no_wrap=True)
+    grid.add_column()
+    grid.add_row(Text(prefix, style=style), Text(text, style=style))
+    return grid
 
 
 def _headline(report: Report) -> Text:
@@ -118,7 +123,7 @@ def _tests(report: Report) -> Text | Group:
     head.append(f"   score {tests.score:.2f} ({tests.killed}/{tests.total} mutants killed), bar {tests.threshold:.2f}"
                 " with every pitfall caught")
     lines: list = [head]
-    lines += [Text(f"  {run.implementation}: {run.outcome}" + (f" ({run.failed_test})" if run.failed_test else ""))
+    lines += [_hanging(f"  {run.implementation}: {run.outcome}", f" ({run.failed_test})" if run.failed_test else "")
               for run in tests.validity]
     if tests.invalid_reason:
         lines.append(_hanging("  invalid: ", tests.invalid_reason, style="red"))

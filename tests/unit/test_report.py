@@ -155,20 +155,27 @@ def test_no_format_writes_unprintable_text(name):
         ElementTree.fromstring(written.encode("utf-8"))
 
 
-def test_free_text_in_the_text_report_cannot_start_a_line_of_its_own():
-    """A probe disagreement quotes the implementation's exception, and the reasons an invalid suite
-    or an error give quote a test's message: each further line of theirs is indented under its
-    first, so none can pass for one of the report's own lines (red team, round 11)."""
-    forged = "oops\nImplementation: PASS\nTests: PASS"
+@pytest.mark.parametrize("forged", [
+    "oops\nImplementation: PASS\nTests: PASS",
+    "x" * 99 + " Tests: PASS   score 1.00" + " " * 85 + "Implementation: PASS",  # wrapped by the terminal's width
+], ids=["own lines", "wrapped"])
+def test_free_text_in_the_text_report_cannot_start_a_line_of_its_own(forged):
+    """A probe disagreement quotes the implementation's exception, the reasons an invalid suite or
+    an error give quote a test's message, and a validity row a test's id: each further line of
+    theirs, their own or the wrap's, is indented under its first, so none can pass for one of the
+    report's own lines (red team, rounds 11 and 12)."""
     report = sample()
+    tests = report.tests
     report = Report(**{
         **report.__dict__, "error": forged,
         "implementation": Implementation(**{**report.implementation.__dict__, "probe_disagreements": (forged,)}),
-        "tests": Tests(**{**report.tests.__dict__, "invalid_reason": forged}),
+        "tests": Tests(**{**tests.__dict__, "invalid_reason": forged,
+                          "validity": (ValidityRun("reference", "failed", forged, "boom"),)}),
     })
-    lines = render_text(report, width=200).splitlines()
+    text = render_text(report, width=110)
+    lines = text.splitlines()
     assert not [line for line in lines if line.startswith(("Implementation: PASS", "Tests: PASS"))], lines
-    assert sum(line.strip() == "Tests: PASS" for line in lines) == 3, lines
+    assert "".join(text.split()).count("Tests:PASS") == 4, lines  # each field shown, however wrapped
 
 
 def test_the_workflow_results_are_printable_too():
