@@ -269,7 +269,8 @@ def _materialise_tests(submission: Submission, folder: Path) -> Path | None:
 
 
 def _grade_implementation(runner: WarmRunner, catalogue: Catalogue, submission: Submission, settings: Settings,
-                          expected: Future[tuple[bytes, dict]], timing: dict[str, float]) -> Implementation:
+                          expected: Future[tuple[bytes, dict, probes.Slack]],
+                          timing: dict[str, float]) -> Implementation:
     phase = time.monotonic()
     tests = run_course_tests(runner, submission.impl, settings)
     timing["course_tests"] = _since(phase)
@@ -305,17 +306,19 @@ def course_test_names(chapter: Chapter) -> list[str]:
             if isinstance(node, ast.FunctionDef) and node.name.startswith("test_")]
 
 
-def reference_probes(chapter: Chapter, catalogue: Catalogue, seed: int) -> tuple[bytes, dict]:
-    """The grade's probe cases and the reference's answers to them: trusted work that needs no
-    sandbox, done while the sandboxes start and the course tests run."""
+def reference_probes(chapter: Chapter, catalogue: Catalogue, seed: int) -> tuple[bytes, dict, probes.Slack]:
+    """The grade's probe cases, the reference's answers to them and how much of those is its
+    float32 rounding: trusted work that needs no sandbox, done while the sandboxes start and the
+    course tests run."""
     reference = load_trusted_module(chapter, "reference", catalogue.reference)
     payload = probes.draw_cases(seed, reference)
-    return payload, probes.outputs_of(reference, payload)
+    answers = probes.outputs_of(reference, payload)
+    return payload, answers, probes.rounding_slack(answers, probes.outputs_of(reference, probes.in_float64(payload)))
 
 
 def _probe(runner: WarmRunner, catalogue: Catalogue, submission: Submission, settings: Settings,
-           expected: Future[tuple[bytes, dict]]) -> probes.ProbeVerdict:
-    chapter, (payload, reference_outputs) = runner.chapter, expected.result()
+           expected: Future[tuple[bytes, dict, probes.Slack]]) -> probes.ProbeVerdict:
+    chapter, (payload, reference_outputs, slack) = runner.chapter, expected.result()
     call = runner.call(submission.impl, "probe", payload, timeout=settings.probe_timeout)
     if call.outcome is not Outcome.PASSED:
         reason = f"the probe run {call.outcome.value}: {_clip(call.message)}"
@@ -332,7 +335,7 @@ def _probe(runner: WarmRunner, catalogue: Catalogue, submission: Submission, set
             for pitfall, sources in catalogue.recognisers.items()
         }
 
-    return probes.judge(student, reference_outputs, pitfalls)
+    return probes.judge(student, reference_outputs, pitfalls, slack)
 
 
 def load_trusted_module(chapter: Chapter, name: str, source: bytes) -> ModuleType:

@@ -9,8 +9,17 @@ from rich.table import Table
 from rich.text import Text
 
 from grader.report.model import Report, TestsVerdict, Verdict
+from grader.runner.inside.probe import AGAIN, CACHED, FROZEN, NEXT, RESIZED
 
 STYLE = {"pass": "bold green", "fail": "bold red", "invalid": "bold red", "error": "bold yellow"}
+PROBE_LEGEND = (
+    "  Reading them: a name alone is what the module gives called as the course tests call it; "
+    f"{CACHED} through forward(..., proj=project_keys(keys)); later_ at a decoder's later step (a new query and "
+    f"mask on the same keys and proj); {FROZEN} a fresh module given inputs that need no gradient (its parameters "
+    f"still do); {NEXT} read again with other weights and the next batch; {RESIZED} then with a batch of another "
+    f"size and source length, down to one token; {AGAIN} the cached module once more without proj; grad_ and "
+    "grad: the gradients of a sum of the outputs weighed at random."
+)
 
 
 def render_text(report: Report, *, width: int = 110) -> str:
@@ -93,6 +102,8 @@ def _implementation(report: Report) -> Group:
     table = course_test_table(impl.tests)
     probes = Text("Trusted probes: agree with the reference" if impl.probes_agree else "Trusted probes: disagree")
     lines = [head, table, probes] + [_hanging("  - ", d, style="red") for d in impl.probe_disagreements]
+    if not impl.probes_agree:
+        lines.append(Text(PROBE_LEGEND, style="yellow"))
     if not impl.probes_agree and all(test.outcome == "passed" for test in impl.tests):
         lines.append(Text("  Every course test passes, but the probes check more than they do (other widths, lengths "
                           "and batches, both dtypes, a decoder's repeated reads, the contract's edge cases): "

@@ -86,11 +86,29 @@ def test_cases_reach_short_sources_other_batches_and_scores_far_below_zero(paylo
     resized = [cases[f"case{i}.resized_mask"].shape for i in numbers]
     assert {1, 2} <= {length for _, length in resized}
     assert len({batch for batch, _ in resized} | {cases[f"case{i}.mask"].shape[0] for i in numbers}) > 2
-    for i in numbers:
+    for i in numbers:  # in float64, where a correct softmax of any form is exact enough there
         mask, scores = cases[f"case{i}.mask"], answers[f"case{i}.scores"]
         sunk = [row for row in range(len(mask)) if mask[row].any() and not mask[row].all()
-                and np.all(scores[row][mask[row]] < -1e11)]
-        assert len(sunk) == (str(cases[f"case{i}.score"]) != "concat"), (i, sunk)
+                and np.all((-2.0 ** 32 < scores[row][mask[row]]) & (scores[row][mask[row]] <= -2.0 ** 20))]
+        expected = str(cases[f"case{i}.score"]) != "concat" and str(cases[f"case{i}.dtype"]) == "float64"
+        assert len(sunk) == expected, (i, sunk)
+
+
+@pytest.mark.parametrize("seed", [13, 29, 42])
+def test_a_module_that_rounds_less_than_the_reference_agrees(seed):
+    """The reference's answers computed in float64 and rounded once to float32, as a module that
+    keeps float64 inside gives them, differed from its float32 answers beyond the tolerance in
+    these seeds (a gradient summed from terms far larger than itself, and a zero that is the
+    reference's rounding): the reference's own rounding, measured, widens the tolerance there
+    (red team, round 12: a correct softmax in float64 failed)."""
+    payload = probes.draw_cases(seed, REFERENCE)
+    answers = probes.outputs_of(REFERENCE, payload)
+    exact = probes.outputs_of(REFERENCE, probes.in_float64(payload))
+    single = {key.partition(".")[0] for key, value in answers.items() if key.endswith(".dtype") and str(value) == "float32"}
+    rounded_once = {key: exact[key].astype(np.float32).astype(np.float64)
+                    if key.partition(".")[0] in single and value.dtype.kind == "f" else value
+                    for key, value in answers.items()}
+    assert probes.judge(rounded_once, answers, dict, probes.rounding_slack(answers, exact)).agree
 
 
 def test_correct_implementations_agree_whatever_the_seed():

@@ -9,8 +9,8 @@ package is not visible inside the sandbox.
 The course tests' own verdicts cannot be trusted (they run in the student's process, which can
 write any record it likes), so the probes cover everything they check: outputs and gradients in
 float64 and float32, through ``forward`` alone and through a cached ``project_keys``, each with
-a later decoder step, by inference, and read again with the next batch's keys and with a batch
-of another size ("numbers" cases), and the module's contract: parameter names, shapes and
+a later decoder step, with inputs that need no gradient, and read again with the next batch's
+keys and with a batch of another size ("numbers" cases), and the module's contract: parameter names, shapes and
 default dtype, how the initialisation follows ``rng`` (and the default one repeats),
 ``query_from``, and which malformed calls raise ValueError ("contract" case).
 """
@@ -29,7 +29,7 @@ ECHOED = ("kind", "score", "dtype")  # payload fields copied into the answer
 CACHED = "with_proj:"  # prefix of the outputs read through forward(..., proj=project_keys(keys))
 NEXT = "next_"  # prefix of the second read's inputs and outputs
 AGAIN = "again_"  # prefix of the outputs of the cached module's third read, the first inputs without proj
-NO_GRAD = "no_grad:"  # prefix of the outputs of a read whose inputs need no gradient
+FROZEN = "frozen:"  # prefix of the outputs of the reads whose inputs need no gradient
 RESIZED = "resized_"  # prefix of the plain module's last read's inputs and outputs, another batch and length
 
 
@@ -66,8 +66,8 @@ def _numbers(module, case: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     once called as the course tests call the module, and once with ``proj=project_keys(keys)`` as
     the decoder does (L4.1 trains through that path, so its gradients are compared too, and the
     projection and the scores read from it), each followed by a later decoder step, a new query
-    against the same keys and ``proj``, in the same backward pass; and once by inference, with
-    inputs that need no gradient. Then each module is read again as a decoder reuses one: other
+    and mask against the same keys and ``proj``, in the same backward pass; and by a third module
+    with inputs that need no gradient. Then each module is read again as a decoder reuses one: other
     weights loaded, the next batch's keys and mask, a second backward pass (gradients add up);
     the plain one a third time, with a batch of another size and length, and the cached one a
     third time without ``proj``: nothing of an earlier read may stay."""
@@ -76,7 +76,7 @@ def _numbers(module, case: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     outputs = {
         **_read_and_backprop(plain, case, dtype, cached=False),
         **_prefixed(CACHED, _read_and_backprop(cached, case, dtype, cached=True)),
-        **_prefixed(NO_GRAD, _read_for_inference(plain, case, dtype)),
+        **_prefixed(FROZEN, _read_with_frozen_inputs(module, case, dtype)),
         "scores": plain.scores(_given(case, "query", dtype), _given(case, "keys", dtype)).data,
     }
     for attention in (plain, cached):
@@ -122,7 +122,7 @@ def _read_and_backprop(attention, case: dict[str, np.ndarray], dtype: np.dtype, 
     given. ``step`` picks the inputs: the first read's, or the next one's."""
     query, later_query, keys = (_given(case, step + name, dtype, requires_grad=True)
                                 for name in ("query", "later_query", "keys"))
-    mask = case[step + "mask"].copy()
+    mask, later_mask = case[step + "mask"].copy(), case[step + "later_mask"].copy()
     projected = {}
     if cached:  # the projection and the scores read from it are compared too, not just what forward makes of them
         proj = attention.project_keys(keys)
@@ -130,11 +130,11 @@ def _read_and_backprop(attention, case: dict[str, np.ndarray], dtype: np.dtype, 
         # time through forward by keyword
         context, weights = (attention.forward(query, keys, mask, proj=proj) if step
                             else attention(query, keys, mask, proj))
-        later = attention(later_query, keys, mask, proj)
+        later = attention(later_query, keys, later_mask, proj)
         projected = {"proj": proj.data, "scores_from_proj": attention.scores(query, keys, proj).data}
     else:  # called, as the course tests and a decoder call it: a bug in __call__ counts too
         context, weights = attention(query, keys, mask)
-        later = attention(later_query, keys, mask)
+        later = attention(later_query, keys, later_mask)
     attentional = attention.attentional(query, context)
     kept = all(np.array_equal(given, case[step + name].astype(given.dtype))
                for given, name in ((query.data, "query"), (keys.data, "keys"), (mask, "mask")))
@@ -143,16 +143,38 @@ def _read_and_backprop(attention, case: dict[str, np.ndarray], dtype: np.dtype, 
     terms = [(output * up).sum() for output, up in zip(outputs, upstream + upstream[:2])]
     sum(terms[1:], terms[0]).backward()
     return {"context": context.data, "weights": weights.data, "attentional": attentional.data, **projected,
-            "later_context": later[0].data, "later_weights": later[1].data, "grad_later_query": later_query.grad,
-            "grad_query": query.grad, "grad_keys": keys.grad, "inputs_kept": np.array(float(kept)),
-            **{f"grad:{name}": parameter.grad for name, parameter in attention.named_parameters()}}
+            "later_context": later[0].data, "later_weights": later[1].data, "grad_later_query": _grad(later_query),
+            "grad_query": _grad(query), "grad_keys": _grad(keys), "inputs_kept": np.array(float(kept)),
+            **_parameter_grads(attention)}
 
 
-def _read_for_inference(attention, case: dict[str, np.ndarray], dtype: np.dtype) -> dict:
-    """A read whose inputs need no gradient, as a decoder makes at inference."""
-    query, keys = (_given(case, name, dtype) for name in ("query", "keys"))
+def _read_with_frozen_inputs(module, case: dict[str, np.ndarray], dtype: np.dtype) -> dict:
+    """A fresh module trained over constant keys (a frozen encoder's), once with a query that
+    needs a gradient and once with one that does not, as at inference: a module that skips the
+    graph when its inputs need none loses its parameters' gradients."""
+    attention = _loaded(module, case, dtype)
+    keys, frozen_query = _given(case, "keys", dtype), _given(case, "query", dtype)
+    query = _given(case, "query", dtype, requires_grad=True)
     context, weights = attention(query, keys, case["mask"].copy())
-    return {"context": context.data, "weights": weights.data, "attentional": attention.attentional(query, context).data}
+    frozen_context, frozen_weights = attention(frozen_query, keys, case["mask"].copy())
+    attentional = attention.attentional(frozen_query, frozen_context)
+    up_context, up_weights, up_attentional = (_given(case, name, dtype)
+                                              for name in ("up_context", "up_weights", "up_attentional"))
+    ((context * up_context).sum() + (weights * up_weights).sum() + (frozen_context * up_context).sum()
+     + (frozen_weights * up_weights).sum() + (attentional * up_attentional).sum()).backward()
+    return {"context": context.data, "weights": weights.data, "inference_context": frozen_context.data,
+            "inference_weights": frozen_weights.data, "attentional": attentional.data, "grad_query": _grad(query),
+            **_parameter_grads(attention)}
+
+
+def _grad(tensor) -> np.ndarray:
+    """A tensor's gradient, zeros when none reached it (what torch leaves as None too: a one-token
+    source's weights need not depend on the query)."""
+    return tensor.grad if tensor.grad is not None else np.zeros_like(tensor.data)
+
+
+def _parameter_grads(attention) -> dict[str, np.ndarray]:
+    return {f"grad:{name}": _grad(parameter) for name, parameter in attention.named_parameters()}
 
 
 def _contract(module, case: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
