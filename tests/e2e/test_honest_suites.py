@@ -27,6 +27,9 @@ SUITES = {
         {"test_torch.py": "import pytest\ntorch = pytest.importorskip('torch')\n" + USES_THE_MODULE
                           + "def test_x():\n    assert LuongAttention\n"},
         ["no test was collected from them", "pytest.importorskip"]),
+    "a long error": (  # cut from its start, it lost the file's name (red team, round 12)
+        {"test_long.py": USES_THE_MODULE + "raise RuntimeError('y' * 100_000)\n"},
+        ["test_long.py: [...] yyyy"]),
     "an instance made at import time": (
         {"test_shared.py": USES_THE_MODULE + "MODEL = LuongAttention(2, 'dot')\n\n"
                            "def test_x():\n    assert MODEL.d == 2\n"},

@@ -17,7 +17,9 @@ import pytest
 from _pytest.runner import runtestprotocol
 
 from .outcomes import Outcome
-from .records import Recorder, clip
+from .records import MAX_MESSAGE_CHARS, Recorder, clip
+
+MAX_WHERE_CHARS = 256  # of the node id that heads a collection error
 
 
 # The failed subtests of the test running in this process (ServeFromSession, run_items).
@@ -36,7 +38,8 @@ class ServeFromSession:
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
-            self.errors.append(clip(f"{report.nodeid or 'collection'}: {report.longreprtext}"))
+            where = f"{report.nodeid or 'collection'}: "[:MAX_WHERE_CHARS]  # whole: the report names the file
+            self.errors.append(where + clip(report.longreprtext, MAX_MESSAGE_CHARS - len(where)))
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         """Tests run here without logging (run_items), so the only reports that come through this
