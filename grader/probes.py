@@ -33,6 +33,7 @@ SCORES = ("dot", "general", "concat")
 NUMBERS = (("float64", (1, 9), ""), ("float32", (9, 33), " in float32"), ("float32", (33, 65), " in float32, wide"))
 # rtol, and atol per unit of the largest magnitude in the element's row (see _same)
 TOLERANCES = {"float64": (1e-6, 1e-9), "float32": (1e-4, 1e-5)}
+SUNK_EXPONENT = {"float32": 120, "float64": 1000}  # how far below zero _sunk's token scores, as a power of two
 SLACK_PER_ROUNDING = 4.0  # the reference's measured float32 rounding, as absolute tolerance (rounding_slack)
 Slack = Mapping[str, np.ndarray]
 # Names that are no score (course test: LuongAttention(d, "cosine") raises a ValueError naming it),
@@ -109,21 +110,21 @@ def _numbers_case(rng: np.random.Generator, reference, score: str, dtype: str,
     for name, parameter in reference.LuongAttention(d, score).named_parameters():
         for prefix in ("param:", NEXT + "param:"):
             case[prefix + name] = rng.normal(size=parameter.shape) / np.sqrt(parameter.shape[-1])
-    _sunk(rng, case, score, besides=_overflowing(rng, case, score))
+    _overflowing(rng, case, score, besides=_sunk(rng, case, score))
     return case
 
 
-def _overflowing(rng: np.random.Generator, case: dict[str, np.ndarray], score: str) -> int | None:
+def _overflowing(rng: np.random.Generator, case: dict[str, np.ndarray], score: str, besides: int | None) -> None:
     """Give one row with real tokens a query that scores its longest projected key LARGE_SCORE,
     and its next longest LARGE_SCORE - 3 where the width allows, so float32's exp overflows
     unless the softmax subtracts the row's maximum first (as the substrate's does), and a module
     that caps the scores instead (below the second) weighs the two alike where the reference
     gives 0.95 and 0.05. The row's upstream gradients are zero, as its gradients would sum terms
     too large for float32's tolerance. The concat score is bounded by its tanh: no row of it is.
-    Returns the row."""
+    Not row ``besides``, the one _sunk made."""
     if score == "concat":
-        return None
-    rows = np.flatnonzero(case["mask"].any(axis=1))
+        return
+    rows = [row for row in np.flatnonzero(case["mask"].any(axis=1)) if row != besides]
     row = rows[rng.integers(len(rows))]
     keys = case["keys"][row][case["mask"][row]]
     projected = keys @ case["param:score_proj.weight"].T if score == "general" else keys
@@ -133,33 +134,29 @@ def _overflowing(rng: np.random.Generator, case: dict[str, np.ndarray], score: s
         top, targets = top[:1], targets[:1]
     case["query"][row] = top.T @ np.linalg.solve(top @ top.T, targets)  # the least-norm query scoring them so
     _without_upstream_gradient(case, row)
-    return int(row)
 
 
-def _sunk(rng: np.random.Generator, case: dict[str, np.ndarray], score: str, besides: int | None) -> None:
-    """Give one padded row other than ``besides`` real scores far below zero, -2**20 to -2**31,
-    so that padding filled with a finite number above them (-1e4, -1e5: the chapter says
-    -inf) takes the row's weight, where the reference gives it none.
+def _sunk(rng: np.random.Generator, case: dict[str, np.ndarray], score: str) -> int | None:
+    """Put in a row, at a drawn place of the first read's batch, with one real token scored
+    -2**SUNK_EXPONENT[dtype] or a little lower (about -1e36 in float32, -1e301 in float64) and
+    padding elsewhere, so that padding filled with any finite number above that (-1e4, -1e9,
+    -1e30: the chapter says -inf) takes the row's weight, where the reference gives the token
+    all of it. Return where it went.
 
-    Made exact, so that every correct way of computing the row agrees bit for bit: its real keys
-    are all one unit vector e_j and the query is a power of two times e_m, so each score is one
-    product (dot: m = j; general: W_a[m, j] times the power), whatever the order of the sums, and
-    the real scores are equal (uniform weights). The attentional state then holds that power in
-    component m of h, so m is the column of W_c's h half (in both weight sets) furthest from
-    zero, which keeps every element of W_c [c ; h] far from zero and its tanh exactly +-1. The
-    row's upstream gradients are zero, as in _overflowing. Not concat, which its tanh bounds.
-
-    In float64 only, and no deeper: a correct softmax written as exp(e - logsumexp(e)) loses the
-    bits of log n beside a score of 2**p (a relative error of 2**(p - 53), and 2**(p - 24) in
-    float32), and at -2**40 to -2**100, in both dtypes, it failed every grade (red team, round
-    12). A fill far below any score a decoder makes acts as -inf does, and goes unseen."""
-    if score == "concat" or str(case["dtype"]) != "float64":
-        return
-    mask = case["mask"]
-    rows = [row for row in np.flatnonzero(mask.any(axis=1) & ~mask.all(axis=1)) if row != besides]
-    if not rows:
-        return
-    row, d = rows[rng.integers(len(rows))], int(case["d"])
+    One real token, so that every correct softmax gives it exactly 1 at any depth: with several,
+    one written as exp(e - logsumexp(e)) loses the bits of log n beside such a score, and deep
+    rows of several tokens failed it in every grade (red team, round 12). Exact, so that every
+    correct way of computing the row agrees bit for bit: the token's key is one unit vector e_j,
+    the padding's are zero, and the query is a power of two times e_m, so each score is one
+    product (dot: m = j; general: W_a[m, j] times the power). The attentional state then holds
+    that power in component m of h, so m is the column of W_c's h half (in both weight sets)
+    furthest from zero, which keeps every element of W_c [c ; h] far from zero and its tanh
+    exactly +-1. The row's upstream gradients are zero, as in _overflowing. Not concat, which its
+    tanh bounds."""
+    if score == "concat":
+        return None
+    batch, length = case["mask"].shape
+    d, dtype = int(case["d"]), str(case["dtype"])
     h_columns = np.stack([case[prefix + "combine.weight"][:, d:] for prefix in ("param:", NEXT + "param:")])
     m = int(np.argmax(np.abs(h_columns).min(axis=(0, 1))))
     if score == "general":
@@ -167,10 +164,21 @@ def _sunk(rng: np.random.Generator, case: dict[str, np.ndarray], score: str, bes
         factor = case["param:score_proj.weight"][m, j]
     else:
         j, factor = m, 1.0
-    power = 2.0 ** (int(rng.integers(20, 31)) - math.floor(math.log2(abs(factor))))  # scores 2**20 to 2**31
-    case["keys"][row][mask[row]] = np.eye(d)[j]
-    case["query"][row] = -np.sign(factor) * power * np.eye(d)[m]
-    _without_upstream_gradient(case, row)
+    exponent = min(SUNK_EXPONENT[dtype] - math.floor(math.log2(abs(factor))), np.finfo(dtype).maxexp - 2)
+    token, row = int(rng.integers(length)), int(rng.integers(batch + 1))
+    keys = np.zeros((length, d))
+    keys[token, j] = 1.0
+    query = -np.sign(factor) * 2.0 ** exponent * np.eye(d)[m]
+    added = {"mask": np.arange(length) == token, "keys": keys, "query": query,
+             "later_query": rng.normal(size=d), "later_mask": rng.random(length) < 0.5,
+             "up_context": np.zeros(d), "up_weights": np.zeros(length), "up_attentional": np.zeros(d)}
+    for name, value in added.items():
+        case[name] = np.insert(case[name], row, value, axis=0)
+    for name in added:  # and an ordinary row in the next read, which keeps the first's shape
+        shape = case[NEXT + name].shape[1:]
+        ordinary = rng.random(shape) < 0.5 if name.endswith("mask") else rng.normal(size=shape)
+        case[NEXT + name] = np.insert(case[NEXT + name], row, ordinary, axis=0)
+    return row
 
 
 def _without_upstream_gradient(case: dict[str, np.ndarray], row: int) -> None:
@@ -399,6 +407,7 @@ def _same(a: np.ndarray | None, b: np.ndarray | None, tolerance: tuple[float, fl
     if b.dtype.kind == "U":
         return bool(np.array_equal(a, b))
     rtol, atol = tolerance
+    slack = slack if np.shape(slack) in ((), b.shape) else 0.0  # measured on the reference's arrays only
     return bool(np.all(np.isfinite(a) == np.isfinite(b)) and _zeros_kept(a, b, slack)
                 and np.all(np.isclose(a, b, rtol=rtol, atol=atol * _row_scale(b) + slack, equal_nan=True)))
 
