@@ -469,8 +469,9 @@ def _problems(case: str, contract: bool, student: dict[str, np.ndarray],
              if not _same(student.get(k), reference[k], tolerance, slack.get(k, 0.0))]
     if not wrong:
         return []
-    describe = _contract_problems if contract else _numbers_problems
-    return describe(case, wrong, student, reference)
+    if contract:
+        return _contract_problems(case, wrong, student, reference)
+    return _numbers_problems(case, wrong, student, reference, slack)
 
 
 def _numbers_label(case: str, reference: dict[str, np.ndarray]) -> str:
@@ -480,7 +481,7 @@ def _numbers_label(case: str, reference: dict[str, np.ndarray]) -> str:
 
 
 def _numbers_problems(case: str, wrong: list[str], student: dict[str, np.ndarray],
-                      reference: dict[str, np.ndarray]) -> list[str]:
+                      reference: dict[str, np.ndarray], slack: Slack) -> list[str]:
     """What differs in a numbers case, in the order the values flow."""
     names = [k.partition(".")[2] for k in wrong]
     problems = []
@@ -500,7 +501,7 @@ def _numbers_problems(case: str, wrong: list[str], student: dict[str, np.ndarray
     numeric = [(n, k) for n, k in rest if n not in nonfinite]
     if numeric:
         worst = max(float(np.max(np.abs(student[k] - reference[k]))) for _, k in numeric)
-        zeros = [n for n, k in numeric if not _zeros_kept(student[k], reference[k])]
+        zeros = [n for n, k in numeric if not _zeros_kept(student[k], reference[k], slack.get(k, 0.0))]
         problems.append(f"differs in {', '.join(n for n, _ in numeric)} (max abs difference {worst:.3g})"
                         + (f"; not exactly 0 where it must be: {', '.join(zeros)}" if zeros else ""))
     return problems

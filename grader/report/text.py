@@ -13,12 +13,17 @@ from grader.runner.inside.probe import AGAIN, CACHED, FROZEN, NEXT, RESIZED
 
 STYLE = {"pass": "bold green", "fail": "bold red", "invalid": "bold red", "error": "bold yellow"}
 PROBE_LEGEND = (
-    "  Reading them: a name alone is what the module gives called as the course tests call it; "
-    f"{CACHED} through forward(..., proj=project_keys(keys)); later_ at a decoder's later step (a new query and "
-    f"mask on the same keys and proj); {FROZEN} a fresh module given inputs that need no gradient (its parameters "
-    f"still do); {NEXT} read again with other weights and the next batch; {RESIZED} then with a batch of another "
-    f"size and source length, down to one token; {AGAIN} the cached module once more without proj; grad_ and "
-    "grad: the gradients of a sum of the outputs weighed at random."
+    "what the module gives called as the course tests call it is named alone (context, weights, attentional, "
+    "scores); grad_query and grad_keys are the inputs' gradients and grad:NAME a parameter's, of a sum of the "
+    f"outputs weighed at random; inputs_kept says the inputs came back unchanged. {CACHED} read through "
+    "forward(..., proj=project_keys(keys)) (proj and scores_from_proj are what it made of them); later_ at a "
+    f"decoder's later step, a new query and mask on the same keys and proj; {FROZEN} a fresh module trained over "
+    "inputs that need no gradient (its parameters still do; inference_ with the query constant too); "
+    f"{NEXT} read again with other weights and the next batch; {RESIZED} then with a batch of another size and "
+    f"source length, down to one token; {AGAIN} the cached module once more without proj. Among the rows: one "
+    "whose real token scores far below zero (-2^120 in float32), which padding filled with any finite number "
+    "would outweigh, and one whose scores reach 200, which float32's exp overflows on unless the softmax "
+    "subtracts the row's maximum."
 )
 
 
@@ -103,11 +108,12 @@ def _implementation(report: Report) -> Group:
     probes = Text("Trusted probes: agree with the reference" if impl.probes_agree else "Trusted probes: disagree")
     lines = [head, table, probes] + [_hanging("  - ", d, style="red") for d in impl.probe_disagreements]
     if not impl.probes_agree:
-        lines.append(Text(PROBE_LEGEND, style="yellow"))
+        lines.append(_hanging("  Reading them: ", PROBE_LEGEND, style="yellow"))
     if not impl.probes_agree and all(test.outcome == "passed" for test in impl.tests):
-        lines.append(Text("  Every course test passes, but the probes check more than they do (other widths, lengths "
-                          "and batches, both dtypes, a decoder's repeated reads, the contract's edge cases): "
-                          "the lines above say where your module differs from the reference.", style="yellow"))
+        lines.append(_hanging("  ", "Every course test passes, but the probes check more than they do (other widths, "
+                              "lengths and batches, both dtypes, a decoder's repeated reads, inputs that need no "
+                              "gradient, scores far from zero, the contract's edge cases): the lines above say where "
+                              "your module differs from the reference.", style="yellow"))
     return Group(*lines)
 
 
