@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
+from functools import partial
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import ModuleType
@@ -52,6 +53,7 @@ SANDBOX_HOLDS = " in the sandbox, which has Python, numpy, pytest and the tinyll
 ALONE = " (run alone)"  # how the validity runs of the clean runner are labelled
 AGAIN = ", again"  # the correct implementations' runs alone after the mutation pass
 T = TypeVar("T")
+ReferenceProbes = tuple[bytes, dict, Callable[[], probes.Slack]]  # cases, the reference's answers, its rounding
 # The machinery checks itself on every grade (mutmut's forced-fail run): a module that cannot be
 # imported must come out killed, or no outcome of the pass means anything.
 FORCED_FAILURE = "forced-failure"
@@ -269,8 +271,7 @@ def _materialise_tests(submission: Submission, folder: Path) -> Path | None:
 
 
 def _grade_implementation(runner: WarmRunner, catalogue: Catalogue, submission: Submission, settings: Settings,
-                          expected: Future[tuple[bytes, dict, probes.Slack]],
-                          timing: dict[str, float]) -> Implementation:
+                          expected: Future[ReferenceProbes], timing: dict[str, float]) -> Implementation:
     phase = time.monotonic()
     tests = run_course_tests(runner, submission.impl, settings)
     timing["course_tests"] = _since(phase)
@@ -306,18 +307,22 @@ def course_test_names(chapter: Chapter) -> list[str]:
             if isinstance(node, ast.FunctionDef) and node.name.startswith("test_")]
 
 
-def reference_probes(chapter: Chapter, catalogue: Catalogue, seed: int) -> tuple[bytes, dict, probes.Slack]:
-    """The grade's probe cases, the reference's answers to them and how much of those is its
-    float32 rounding: trusted work that needs no sandbox, done while the sandboxes start and the
-    course tests run."""
+def reference_probes(chapter: Chapter, catalogue: Catalogue, seed: int) -> ReferenceProbes:
+    """The grade's probe cases and the reference's answers to them, trusted work that needs no
+    sandbox, done while the sandboxes start and the course tests run; and how to measure how much
+    of those answers is the reference's float32 rounding, should the student's disagree."""
     reference = load_trusted_module(chapter, "reference", catalogue.reference)
     payload = probes.draw_cases(seed, reference)
     answers = probes.outputs_of(reference, payload)
-    return payload, answers, probes.rounding_slack(answers, probes.outputs_of(reference, probes.in_float64(payload)))
+    return payload, answers, partial(_rounding_slack, reference, payload, answers)
+
+
+def _rounding_slack(reference: ModuleType, payload: bytes, answers: dict) -> probes.Slack:
+    return probes.rounding_slack(answers, probes.outputs_of(reference, probes.in_float64(payload)))
 
 
 def _probe(runner: WarmRunner, catalogue: Catalogue, submission: Submission, settings: Settings,
-           expected: Future[tuple[bytes, dict, probes.Slack]]) -> probes.ProbeVerdict:
+           expected: Future[ReferenceProbes]) -> probes.ProbeVerdict:
     chapter, (payload, reference_outputs, slack) = runner.chapter, expected.result()
     call = runner.call(submission.impl, "probe", payload, timeout=settings.probe_timeout)
     if call.outcome is not Outcome.PASSED:

@@ -350,23 +350,28 @@ def _clip(text: str) -> str:
 
 def judge(student: dict[str, np.ndarray], reference: dict[str, np.ndarray],
           pitfalls: Callable[[], Mapping[str, Sequence[dict[str, np.ndarray]]]],
-          slack: Slack | None = None) -> ProbeVerdict:
+          slack: Callable[[], Slack] = dict) -> ProbeVerdict:
     """Compare the student's arrays with the reference's, and name the pitfalls they reproduce.
 
     ``pitfalls()`` maps an id to the outputs of each recognised way into that pitfall. It is
     called only when the student disagrees with the reference: running every recogniser costs
     the grade about a second of CPU, and an implementation that agrees reproduces none.
-    ``slack`` (see rounding_slack) widens the absolute tolerance element by element."""
-    slack = slack or {}
-    disagreements = tuple(
-        line for case in _cases(reference)
-        if (line := _describe_case(case, student, reference, slack)) is not None
-    )
+    ``slack()`` (see rounding_slack) widens the absolute tolerance element by element; it costs
+    a run of the reference, and is called only when the student disagrees without it."""
+    disagreements, widened = _disagreements(student, reference, {}), {}
+    if disagreements:
+        widened = slack()
+        disagreements = _disagreements(student, reference, widened)
     behaves_like = () if not disagreements else tuple(
         pitfall for pitfall, ways in sorted(pitfalls().items())
-        if any(_reproduces(student, reference, outputs, slack) for outputs in ways)
+        if any(_reproduces(student, reference, outputs, widened) for outputs in ways)
     )
     return ProbeVerdict(agree=not disagreements, disagreements=disagreements, behaves_like=behaves_like)
+
+
+def _disagreements(student: dict[str, np.ndarray], reference: dict[str, np.ndarray], slack: Slack) -> tuple[str, ...]:
+    return tuple(line for case in _cases(reference)
+                 if (line := _describe_case(case, student, reference, slack)) is not None)
 
 
 def _cases(outputs: dict[str, np.ndarray]) -> list[str]:
