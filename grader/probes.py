@@ -89,8 +89,8 @@ def _numbers_case(rng: np.random.Generator, reference, score: str, dtype: str,
     # small widths in float64 and larger ones in float32, so each score meets both. The rows come
     # in a drawn order and number; the next read has the first's shape (a module that keeps what
     # it built for a shape must not agree), the resized one another. One row of the first read
-    # scores a real position LARGE_SCORE (see _overflowing), another its every real one far below
-    # zero (_sunk).
+    # scores a real position LARGE_SCORE (see _overflowing), and one put in scores its only real
+    # token far below zero (_sunk).
     d, length, rows = int(rng.integers(*widths)), int(rng.integers(3, 12)), int(rng.integers(0, 4))
     case = {"kind": np.array("numbers"), "dtype": np.array(dtype), "d": np.array(d), "score": np.array(score)}
     for step, (length, rows) in (("", (length, rows)), (NEXT, (length, rows)),
