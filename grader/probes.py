@@ -66,7 +66,10 @@ def draw_cases(seed: int, reference) -> bytes:
     cases = [_numbers_case(rng, reference, *kind, resized_length)
              for kind, resized_length in zip(kinds, _resized_lengths(rng, len(kinds)))]
     cases.append(_contract_case(rng))
-    fields = {f"case{index}.{key}": value for index, case in enumerate(cases) for key, value in case.items()}
+    return _npz({f"case{index}.{key}": value for index, case in enumerate(cases) for key, value in case.items()})
+
+
+def _npz(fields: Mapping[str, np.ndarray]) -> bytes:
     buffer = io.BytesIO()
     np.savez(buffer, **fields)
     return buffer.getvalue()
@@ -91,10 +94,10 @@ def _numbers_case(rng: np.random.Generator, reference, score: str, dtype: str,
     # it built for a shape must not agree), the resized one another. One row of the first read
     # scores a real position LARGE_SCORE (see _overflowing), and one put in scores its only real
     # token far below zero (_sunk).
-    d, length, rows = int(rng.integers(*widths)), int(rng.integers(3, 12)), int(rng.integers(0, 4))
+    d, first = int(rng.integers(*widths)), (int(rng.integers(3, 12)), int(rng.integers(0, 4)))
     case = {"kind": np.array("numbers"), "dtype": np.array(dtype), "d": np.array(d), "score": np.array(score)}
-    for step, (length, rows) in (("", (length, rows)), (NEXT, (length, rows)),
-                                 (RESIZED, (int(resized_length), int(rng.integers(0, 4))))):
+    shapes = {"": first, NEXT: first, RESIZED: (int(resized_length), int(rng.integers(0, 4)))}  # (length, rows)
+    for step, (length, rows) in shapes.items():
         mask = _mask(rng, length, rows)
         batch = len(mask)
         case.update({
@@ -238,18 +241,14 @@ def in_float64(payload: bytes) -> bytes:
     cases = np.load(io.BytesIO(payload), allow_pickle=False)
     single = {key.partition(".")[0] for key in cases.files
               if key.endswith(".dtype") and str(cases[key]) == "float32"}
-    fields = {}
-    for key in cases.files:
-        value = cases[key]
-        if key.partition(".")[0] in single:
-            value = np.array("float64") if key.endswith(".dtype") else _rounded_to_float32(value)
-        fields[key] = value
-    buffer = io.BytesIO()
-    np.savez(buffer, **fields)
-    return buffer.getvalue()
+    return _npz({key: _in_float64(key, cases[key]) if key.partition(".")[0] in single else cases[key]
+                 for key in cases.files})
 
 
-def _rounded_to_float32(value: np.ndarray) -> np.ndarray:
+def _in_float64(key: str, value: np.ndarray) -> np.ndarray:
+    """A float32 case's field for in_float64: its dtype float64, its numbers rounded to float32."""
+    if key.endswith(".dtype"):
+        return np.array("float64")
     return value.astype(np.float32).astype(np.float64) if value.dtype.kind == "f" else value
 
 

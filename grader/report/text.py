@@ -74,9 +74,9 @@ def _pitfall_table(report: Report) -> Table:
     table.add_column("your tests")
     implementation = report.implementation
     mutants = {m.id: m for m in report.tests.mutants} if report.tests else {}
+    failing = implementation is not None and implementation.verdict is not Verdict.PASS
     for pitfall in report.pitfalls:
         falls_in = implementation is not None and pitfall.id in implementation.behaves_like
-        failing = implementation is not None and implementation.verdict is not Verdict.PASS
         impl_cell = (Text(f"falls in: {pitfall.symptom}", style="red") if falls_in
                      else Text("not this one", style="dim") if failing  # wrong, but not in this pitfall
                      else Text("ok"))

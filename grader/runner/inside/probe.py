@@ -10,9 +10,9 @@ The course tests' own verdicts cannot be trusted (they run in the student's proc
 write any record it likes), so the probes cover everything they check: outputs and gradients in
 float64 and float32, through ``forward`` alone and through a cached ``project_keys``, each with
 a later decoder step, with inputs that need no gradient, and read again with the next batch's
-keys and with a batch of another size ("numbers" cases), and the module's contract: parameter names, shapes and
-default dtype, how the initialisation follows ``rng`` (and the default one repeats),
-``query_from``, and which malformed calls raise ValueError ("contract" case).
+keys and with a batch of another size ("numbers" cases), and the module's contract: parameter
+names, shapes and default dtype, how the initialisation follows ``rng`` (and the default one
+repeats), ``query_from``, and which malformed calls raise ValueError ("contract" case).
 """
 
 from __future__ import annotations
@@ -138,10 +138,9 @@ def _read_and_backprop(attention, case: dict[str, np.ndarray], dtype: np.dtype, 
     attentional = attention.attentional(query, context)
     kept = all(np.array_equal(given, case[step + name].astype(given.dtype))
                for given, name in ((query.data, "query"), (keys.data, "keys"), (mask, "mask")))
-    upstream = [_given(case, step + name, dtype) for name in ("up_context", "up_weights", "up_attentional")]
-    outputs = (context, weights, attentional, *later)  # the later step's weighed as the first's
-    terms = [(output * up).sum() for output, up in zip(outputs, upstream + upstream[:2])]
-    sum(terms[1:], terms[0]).backward()
+    up_context, up_weights, up_attentional = _upstream(case, step, dtype)  # the later step's weighed as the first's
+    _backward((context, up_context), (weights, up_weights), (attentional, up_attentional),
+              (later[0], up_context), (later[1], up_weights))
     return {"context": context.data, "weights": weights.data, "attentional": attentional.data, **projected,
             "later_context": later[0].data, "later_weights": later[1].data, "grad_later_query": _grad(later_query),
             "grad_query": _grad(query), "grad_keys": _grad(keys), "inputs_kept": np.array(float(kept)),
@@ -158,13 +157,24 @@ def _read_with_frozen_inputs(module, case: dict[str, np.ndarray], dtype: np.dtyp
     context, weights = attention(query, keys, case["mask"].copy())
     frozen_context, frozen_weights = attention(frozen_query, keys, case["mask"].copy())
     attentional = attention.attentional(frozen_query, frozen_context)
-    up_context, up_weights, up_attentional = (_given(case, name, dtype)
-                                              for name in ("up_context", "up_weights", "up_attentional"))
-    ((context * up_context).sum() + (weights * up_weights).sum() + (frozen_context * up_context).sum()
-     + (frozen_weights * up_weights).sum() + (attentional * up_attentional).sum()).backward()
+    up_context, up_weights, up_attentional = _upstream(case, "", dtype)
+    _backward((context, up_context), (weights, up_weights), (frozen_context, up_context),
+              (frozen_weights, up_weights), (attentional, up_attentional))
     return {"context": context.data, "weights": weights.data, "inference_context": frozen_context.data,
             "inference_weights": frozen_weights.data, "attentional": attentional.data, "grad_query": _grad(query),
             **_parameter_grads(attention)}
+
+
+def _upstream(case: dict[str, np.ndarray], step: str, dtype: np.dtype) -> list:
+    """The grader's random upstream gradients of a read's context, weights and attentional state."""
+    return [_given(case, step + name, dtype) for name in ("up_context", "up_weights", "up_attentional")]
+
+
+def _backward(*weighed: tuple) -> None:
+    """Backpropagate the sum of each (output, upstream gradient) pair's elementwise product, so
+    that every output's gradient reaches every input."""
+    terms = [(output * upstream).sum() for output, upstream in weighed]
+    sum(terms[1:], terms[0]).backward()
 
 
 def _grad(tensor) -> np.ndarray:
@@ -220,7 +230,7 @@ def _initialisation(module, d: int, score: str, seeds: list[int]) -> list[str]:
             f"{'does not change' if _equal(first, other, name) else 'changes'} with another seed",
             f"{'equals another parameter' if _equals_another(first, name) else 'is its own'} with one rng",
             f"{'repeats' if _equal(default, default_again, name) else 'does not repeat'} with no rng",
-            f"{'shares an array' if _shares_an_array(name, first, default, default_again) else 'has arrays of its own'}",
+            "shares an array" if _shares_an_array(name, first, default, default_again) else "has arrays of its own",
             f"{'is not all zeros' if np.any(parameter.data) else 'is all zeros'}",
             f"{'is finite' if all(_finite(p, name) for p in (first, default)) else 'is not finite'}")]
     return lines
