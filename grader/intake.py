@@ -79,8 +79,10 @@ def read_course_repo(chapter: Chapter, repo: Path) -> Submission:
 
 def holds_tests(folder: Path) -> bool:
     """Whether a course repository's tests folder holds a test file: a folder `grader start`
-    made and nothing was written to yet is no submission of tests (nor is a missing one)."""
-    return folder.is_dir() and any(_is_test_file(PurePosixPath(path.name)) for path in folder.rglob("*.py"))
+    made and nothing was written to yet is no submission of tests (nor is a missing one). It
+    walks the folder as reading it does, so what reading would skip (a test file left only in
+    ``__pycache__``) does not count, and what it would refuse (a link) is refused here."""
+    return folder.is_dir() and any(_is_test_file(PurePosixPath(path.name)) for path in _walk(folder))
 
 
 def _is_test_file(path: PurePosixPath) -> bool:

@@ -186,8 +186,23 @@ def test_course_repo_layout(tmp_path):
     assert submission.tests is None
     (repo / "python/tests/l4-3-luong").mkdir(parents=True)  # as `grader start` leaves it: no tests yet
     assert read_course_repo(CHAPTER, repo).tests is None
+    (repo / "python/tests/l4-3-luong/__pycache__").mkdir()  # what reading skips is no test either
+    (repo / "python/tests/l4-3-luong/__pycache__/test_a.py").write_bytes(GOOD_TEST)
+    assert read_course_repo(CHAPTER, repo).tests is None
     (repo / "python/tests/l4-3-luong/test_a.py").write_bytes(GOOD_TEST)
     assert read_course_repo(CHAPTER, repo).tests
+
+
+def test_a_link_in_an_otherwise_empty_course_tests_folder_is_refused(tmp_path):
+    repo = tmp_path / "repo"
+    (repo / "python/tinyllm/seq2seq").mkdir(parents=True)
+    (repo / "python/tinyllm/seq2seq/luong.py").write_bytes(GOOD_IMPL)
+    (repo / "python/tests/l4-3-luong").mkdir(parents=True)
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere/test_a.py").write_bytes(GOOD_TEST)
+    (repo / "python/tests/l4-3-luong/more").symlink_to(tmp_path / "elsewhere")  # not "no tests": refused
+    with pytest.raises(IntakeError, match="^more: symbolic links are not accepted"):
+        read_course_repo(CHAPTER, repo)
 
 
 def test_a_course_repo_without_its_implementation_names_the_path(tmp_path):
