@@ -23,7 +23,7 @@ import numpy as np
 
 from grader.report.model import clipped
 from grader.runner.inside import probe as probe_executor
-from grader.runner.inside.probe import NEXT, RESIZED
+from grader.runner.inside.probe import AGAIN, CACHED, ECHOED, FROZEN, NEXT, RESIZED
 
 SCORES = ("dot", "general", "concat")
 # The numbers cases, every score at each: (dtype, its widths d as integers(low, high), label). Both
@@ -43,6 +43,11 @@ NOT_SCORES = ("cosine", "additive", "bilinear", "location", "scaled_dot")
 CONTRACT = "contract"
 LARGE_SCORE = 200.0  # float32's exp overflows above about 88.7
 MAX_QUOTED_CHARS = 200  # of any student-derived text a disagreement quotes
+# The reads of a numbers case, by the prefix of their outputs' names (runner/inside/probe.py), in
+# the order a disagreement names them; the first read's outputs have no prefix.
+READS = ("", CACHED, FROZEN, NEXT, CACHED + NEXT, RESIZED, CACHED + AGAIN)
+FIRST_READ = "first"
+OF_NO_READ = frozenset({*ECHOED, "dtypes"})  # what a case's answer holds besides the reads' outputs
 # What np.savez writes, and so all an answer may hold: numbered cases' arrays of bools, numbers or text.
 ANSWER_MEMBER = re.compile(r"case\d+\..+\.npy", re.DOTALL)
 ANSWER_DTYPE_KINDS = "biufU"
@@ -488,10 +493,11 @@ def _numbers_problems(case: str, wrong: list[str], student: dict[str, np.ndarray
                       reference: dict[str, np.ndarray], slack: Slack) -> list[str]:
     """What differs in a numbers case, in the order the values flow."""
     names = [k.partition(".")[2] for k in wrong]
+    given = [k.partition(".")[2] for k in _case_keys(case, reference)]
     problems = []
     misfits = [n for n, k in zip(names, wrong) if not _alike(student.get(k), reference[k])]
     if misfits:
-        problems.append(f"wrong dtype or shape, or missing: {', '.join(misfits)}")
+        problems.append(f"wrong dtype or shape, or missing: {by_read(misfits, given)}")
     text = [(n, k) for n, k in zip(names, wrong) if n not in misfits and reference[k].dtype.kind == "U"]
     for name, key in text:  # a "dtypes" line is "<output> <dtype>"; an echoed input is one word
         differing = [f"{_clip(str(theirs))} (should be {ours.rpartition(' ')[2]})"
@@ -501,14 +507,53 @@ def _numbers_problems(case: str, wrong: list[str], student: dict[str, np.ndarray
     rest = [(n, k) for n, k in zip(names, wrong) if n not in misfits and (n, k) not in text]
     nonfinite = [n for n, k in rest if not np.all(np.isfinite(student[k]))]
     if nonfinite:
-        problems.append(f"NaN or inf in: {', '.join(nonfinite)}")
+        problems.append(f"NaN or inf in: {by_read(nonfinite, given)}")
     numeric = [(n, k) for n, k in rest if n not in nonfinite]
     if numeric:
         worst = max(float(np.max(np.abs(student[k] - reference[k]))) for _, k in numeric)
         zeros = [n for n, k in numeric if not _zeros_kept(student[k], reference[k], slack.get(k, 0.0))]
-        problems.append(f"differs in {', '.join(n for n, _ in numeric)} (max abs difference {worst:.3g})"
-                        + (f"; not exactly 0 where it must be: {', '.join(zeros)}" if zeros else ""))
+        problems.append(f"differs in {by_read([n for n, _ in numeric], given)}, max abs difference {worst:.3g}"
+                        + (f"; not exactly 0 where it must be: {by_read(zeros, given)}" if zeros else ""))
     return problems
+
+
+def by_read(names: Sequence[str], given: Sequence[str]) -> str:
+    """``names``, outputs of one numbers case, as a disagreement says them: each output once, with
+    the reads it is wrong in, "(every read)" when it is wrong in every read that gives it
+    (``given``: all the case's outputs). A wrong module is mostly wrong in every read, and seven
+    reads named one by one made a line of fifty names. Outputs wrong in the same reads share them."""
+    giving: dict[str, list[str]] = {}
+    for name in given:
+        read, output = _read_and_output(name)
+        giving.setdefault(output, []).append(read)
+    wrong_in: dict[str, list[str]] = {}
+    for name in names:
+        read, output = _read_and_output(name)
+        wrong_in.setdefault(output, []).append(read)
+    groups: dict[str, list[str]] = {}
+    for output, reads in wrong_in.items():
+        where = "" if output in OF_NO_READ else f" ({_which_reads(reads, giving.get(output, reads))})"
+        groups.setdefault(where, []).append(output)
+    return " and ".join(f"{', '.join(outputs)}{where}" for where, outputs in groups.items())
+
+
+def _read_and_output(name: str) -> tuple[str, str]:
+    """The read an output's name belongs to (the longest prefix of READS it starts with) and the rest."""
+    read = max((prefix for prefix in READS if name.startswith(prefix)), key=len)
+    return read, name.removeprefix(read)
+
+
+def _which_reads(wrong: list[str], giving: list[str]) -> str:
+    right = [read for read in giving if read not in wrong]
+    if not right:
+        return "every read"
+    if len(right) < len(wrong):
+        return "every read but " + _read_names(right)
+    return ("read " if len(wrong) == 1 else "reads ") + _read_names(wrong)
+
+
+def _read_names(reads: list[str]) -> str:
+    return ", ".join(read or FIRST_READ for read in reads)
 
 
 def _contract_problems(case: str, wrong: list[str], student: dict[str, np.ndarray],

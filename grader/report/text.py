@@ -8,22 +8,24 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
+from grader.probes import FIRST_READ
 from grader.report.model import Report, TestsVerdict, Verdict
 from grader.runner.inside.probe import AGAIN, CACHED, FROZEN, NEXT, RESIZED
 
 STYLE = {"pass": "bold green", "fail": "bold red", "invalid": "bold red", "error": "bold yellow"}
 PROBE_LEGEND = (
-    "what the module gives called as the course tests call it is named alone (context, weights, attentional, "
-    "scores); grad_query and grad_keys are the inputs' gradients and grad:NAME a parameter's, of a sum of the "
-    f"outputs weighed at random; inputs_kept says the inputs came back unchanged. {CACHED} read through "
-    "forward(..., proj=project_keys(keys)) (proj and scores_from_proj are what it made of them); later_ at a "
-    f"decoder's later step, a new query and mask on the same keys and proj; {FROZEN} a fresh module trained over "
-    "inputs that need no gradient (its parameters still do; inference_ with the query constant too); "
-    f"{NEXT} read again with other weights and the next batch; {RESIZED} then with a batch of another size and "
-    f"source length, down to one token; {AGAIN} the cached module once more without proj. Among the rows: one "
-    "whose real token scores far below zero (-2^120 in float32), which padding filled with any finite number "
-    "would outweigh, and one whose scores reach 200, which float32's exp overflows on unless the softmax "
-    "subtracts the row's maximum."
+    "each case reads the module several times; a name in parentheses says in which reads an output differs, "
+    f"\"every read\" meaning each read that gives it. The reads: {FIRST_READ}, called as the course tests call it; "
+    f"{CACHED} through forward(..., proj=project_keys(keys)) (proj and scores_from_proj are what it made of them); "
+    f"{FROZEN} a fresh module trained over inputs that need no gradient (its parameters still do; inference_ with "
+    f"the query constant too); {NEXT} and {CACHED + NEXT} both modules again with other weights and the next batch; "
+    f"{RESIZED} the first one a third time, with a batch of another size and source length, down to one token; "
+    f"{CACHED + AGAIN} the cached one a third time, without proj. The outputs: context, weights, attentional and "
+    "scores as the module gives them; later_ at a decoder's later step, a new query and mask on the same keys and "
+    "proj; grad_query and grad_keys the inputs' gradients and grad:NAME a parameter's, of a sum of the outputs "
+    "weighed at random; inputs_kept says the inputs came back unchanged. Among the rows: one whose real token "
+    "scores far below zero (-2^120 in float32), which padding filled with any finite number would outweigh, and "
+    "one whose scores reach 200, which float32's exp overflows on unless the softmax subtracts the row's maximum."
 )
 
 
