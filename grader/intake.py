@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import io
+import tokenize
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -27,6 +29,7 @@ IGNORED_SUFFIXES = frozenset({".md", ".markdown", ".rst"})  # in any case: READM
 # pytest's own configuration would change how the grader runs pytest (its options, paths, plugins).
 PYTEST_CONFIGS = frozenset({"pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg"})
 MAX_DEPTH = 8  # folder levels below the tests folder
+SAME_AS_UTF8 = ("utf-8", "utf-8-sig", "ascii")  # declared encodings that read UTF-8 text as UTF-8 does
 TEST_FILES = ("test_*.py", "*_test.py")  # what pytest collects by default, and so the runner
 
 
@@ -118,9 +121,10 @@ def _read_regular(path: Path, shown: str) -> bytes:
 
 def _parse_python(data: bytes, shown: str) -> ast.Module:
     try:
-        text = data.decode("utf-8")
+        text = data.decode("utf-8-sig")  # a byte-order mark, as some editors write, is no code
     except UnicodeDecodeError as exc:
         raise IntakeError(f"{shown}: not UTF-8 text (byte {exc.start})") from None
+    _check_declared_encoding(data, shown)
     try:
         tree = ast.parse(text, filename=shown)
         compile(tree, shown, "exec", dont_inherit=True)  # what only the compiler sees: a late __future__ import
@@ -131,6 +135,20 @@ def _parse_python(data: bytes, shown: str) -> ast.Module:
         raise IntakeError(f"{shown}: cannot be parsed: {exc}") from None
     except (RecursionError, MemoryError):  # an expression nested a thousand deep: the grader's own stack
         raise IntakeError(f"{shown}: nested too deeply to be compiled") from None
+
+
+def _check_declared_encoding(data: bytes, shown: str) -> None:
+    """Refuse a coding declaration other than UTF-8's. Python reads the file's bytes as the
+    declaration says, and the checks here read them as UTF-8: under ``# coding: utf-7`` a comment
+    here (``+AAo-import ...``) is a new line of code there, an import the rule never saw (red team,
+    round 14)."""
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as exc:  # an unknown encoding, or one that contradicts a byte-order mark
+        raise IntakeError(f"{shown}: {exc}") from None
+    if encoding not in SAME_AS_UTF8:
+        raise IntakeError(f"{shown}: declares the encoding {encoding}; only UTF-8 is accepted (remove the "
+                          "coding line, or make it utf-8)")
 
 
 def _read_impl(impl: Path) -> bytes:

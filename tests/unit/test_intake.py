@@ -61,6 +61,28 @@ def test_non_utf8_impl(impl):
     assert "not UTF-8" in refused(impl)
 
 
+def test_a_test_file_that_declares_another_encoding_is_refused(impl, tmp_path):
+    """Under ``# coding: utf-7`` the sandbox would run ``+AAo-`` as a line break: a comment here,
+    an import outside the contract there (red team, round 14)."""
+    hidden = b"# coding: utf-7\nimport numpy as np  # +AAo-import tinyllm.nn as nn\n" + GOOD_TEST
+    assert refused(impl, make_tests(tmp_path, {"test_a.py": hidden})) == (
+        "test_a.py: declares the encoding utf-7; only UTF-8 is accepted (remove the coding line, or make it utf-8)")
+
+
+@pytest.mark.parametrize("cookie", [b"# -*- coding: utf-8 -*-\n", b"\xef\xbb\xbf", b"# vim: fileencoding=ascii\n"])
+def test_declarations_that_read_as_utf8_does_are_accepted(impl, tmp_path, cookie):
+    assert read_submission(CHAPTER, impl, make_tests(tmp_path, {"test_a.py": cookie + GOOD_TEST})).tests
+
+
+@pytest.mark.parametrize(("source", "message"), [
+    (b"# coding: latin-1\nx = 1\n", "luong.py: declares the encoding iso-8859-1; only UTF-8"),
+    (b"# coding: bogus\nx = 1\n", "luong.py: unknown encoding: bogus"),
+])
+def test_an_implementation_that_declares_another_encoding_is_refused(impl, source, message):
+    impl.write_bytes(source)
+    assert refused(impl).startswith(message)
+
+
 def test_unparsable_impl_names_the_line(impl):
     impl.write_bytes(b"x = 1\ndef broken(:\n")
     assert "luong.py:2: syntax error" in refused(impl)
