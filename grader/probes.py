@@ -1,10 +1,13 @@
 """Trusted probes: the grader's own check of an implementation, independent of any test's say-so.
 
 The course tests run in the same process as the student's code, so a hostile ``luong.py`` could
-make them report anything. Probes cannot be talked into a pass: the grader draws the inputs
-(deterministically from the submission's hash, so a regrade sees the same numbers but nobody can
-know them in advance), the student's module computes outputs and gradients inside the sandbox,
-and the arrays are compared here with the reference and with each pitfall mutant.
+make them report anything. Probes cannot be talked into a pass by what the module reports: the
+grader draws the inputs (deterministically from the submission's hash, so a regrade sees the
+same numbers but nobody can know them in advance), the student's module computes outputs and
+gradients inside the sandbox, and the arrays are compared here with the reference and with each
+pitfall mutant. A module can still tell that it is probed, as the probe executor runs in its
+process, and be wrong elsewhere; it must compute the right numbers under the probes, though
+(docs/ARCHITECTURE.md, "What the isolation does not stop").
 """
 
 from __future__ import annotations
@@ -26,11 +29,28 @@ from grader.runner.inside import probe as probe_executor
 from grader.runner.inside.probe import AGAIN, CACHED, ECHOED, FROZEN, NEXT, RESIZED
 
 SCORES = ("dot", "general", "concat")
-# The numbers cases, every score at each: (dtype, its widths d as integers(low, high), label). Both
-# dtypes, as the course tests run both; float32 in two bands of widths, because a bug that starts
-# above the widest width drawn goes unseen (s07 only above 24 passed when float32 stopped at 24,
-# and only from 32 up in one grade of five when it drew from 9 to 64 once).
-NUMBERS = (("float64", (1, 9), ""), ("float32", (9, 33), " in float32"), ("float32", (33, 65), " in float32, wide"))
+
+
+@dataclass(frozen=True)
+class Band:
+    """A dtype and the sizes every score is probed at there: one numbers case per score.
+
+    Both dtypes, as the course tests run both; float32 in two bands of widths, because a bug that
+    starts above the widest width drawn goes unseen (s07 only above 24 passed when float32 stopped
+    at 24, and only from 32 up in one grade of five when it drew from 9 to 64 once). The same holds
+    for the source's length and the batch: the wide band reads sources of 12 tokens and more, as
+    sentences have, and one band a batch of one, as greedy and beam decoding run (red team, round
+    14: a dot score scaled only from 12 tokens up, or only for one row, passed)."""
+
+    dtype: str
+    widths: tuple[int, int]  # d, as integers(low, high)
+    lengths: tuple[int, int]  # the first read's source length, as integers(low, high)
+    label: str
+    lone_row: bool = False  # the resized read is one row
+
+
+NUMBERS = (Band("float64", (1, 9), (3, 12), ""), Band("float32", (9, 33), (3, 12), " in float32", lone_row=True),
+           Band("float32", (33, 65), (12, 41), " in float32, wide"))
 # rtol, and atol per unit of the largest magnitude in the element's row (see _same)
 TOLERANCES = {"float64": (1e-6, 1e-9), "float32": (1e-4, 1e-5)}
 SUNK_EXPONENT = {"float32": 120, "float64": 1000}  # how far below zero _sunk's token scores, as a power of two
@@ -67,9 +87,9 @@ def draw_cases(seed: int, reference) -> bytes:
     """Every score at each dtype (rows as ``_mask`` draws them; the parameters named and shaped as
     the ``reference`` module names them at the drawn width), then the contract case."""
     rng = np.random.default_rng(seed)
-    kinds = [(score, dtype, widths) for dtype, widths, _ in NUMBERS for score in SCORES]
-    cases = [_numbers_case(rng, reference, *kind, resized_length)
-             for kind, resized_length in zip(kinds, _resized_lengths(rng, len(kinds)))]
+    kinds = [(score, band) for band in NUMBERS for score in SCORES]
+    cases = [_numbers_case(rng, reference, score, band, resized_length)
+             for (score, band), resized_length in zip(kinds, _resized_lengths(rng, len(kinds)))]
     cases.append(_contract_case(rng))
     return _npz({f"case{index}.{key}": value for index, case in enumerate(cases) for key, value in case.items()})
 
@@ -90,8 +110,8 @@ def _resized_lengths(rng: np.random.Generator, count: int) -> np.ndarray:
     return lengths
 
 
-def _numbers_case(rng: np.random.Generator, reference, score: str, dtype: str,
-                  widths: tuple[int, int], resized_length: int) -> dict[str, np.ndarray]:
+def _numbers_case(rng: np.random.Generator, reference, score: str, band: Band,
+                  resized_length: int) -> dict[str, np.ndarray]:
     # Widths and lengths vary (the course tests use d = 2 and 3 among others, a decoder widths in
     # the tens), so a module that only works at the sizes it was tried on does not agree by luck:
     # small widths in float64 and larger ones in float32, so each score meets both. The rows come
@@ -99,9 +119,11 @@ def _numbers_case(rng: np.random.Generator, reference, score: str, dtype: str,
     # it built for a shape must not agree), the resized one another. One row of the first read
     # scores a real position LARGE_SCORE (see _overflowing), and one put in scores its only real
     # token far below zero (_sunk).
-    d, first = int(rng.integers(*widths)), (int(rng.integers(3, 12)), int(rng.integers(0, 4)))
-    case = {"kind": np.array("numbers"), "dtype": np.array(dtype), "d": np.array(d), "score": np.array(score)}
-    shapes = {"": first, NEXT: first, RESIZED: (int(resized_length), int(rng.integers(0, 4)))}  # (length, rows)
+    d, first = int(rng.integers(*band.widths)), (int(rng.integers(*band.lengths)), int(rng.integers(0, 4)))
+    case = {"kind": np.array("numbers"), "dtype": np.array(band.dtype), "d": np.array(d), "score": np.array(score),
+            "seed": np.array(rng.integers(1 << 31))}
+    resized_rows = None if band.lone_row else int(rng.integers(0, 4))
+    shapes = {"": first, NEXT: first, RESIZED: (int(resized_length), resized_rows)}  # (length, random rows)
     for step, (length, rows) in shapes.items():
         mask = _mask(rng, length, rows)
         batch = len(mask)
@@ -194,12 +216,16 @@ def _without_upstream_gradient(case: dict[str, np.ndarray], row: int) -> None:
         case[name][row] = 0.0
 
 
-def _mask(rng: np.random.Generator, length: int, random_rows: int) -> np.ndarray:
+def _mask(rng: np.random.Generator, length: int, random_rows: int | None) -> np.ndarray:
     """Rows full, padded at the end (twice), padded at the start, with real tokens scattered, and
     empty, as many as the length allows, and ``random_rows`` more drawn at random, in a drawn
     order. The contract allows any bool mask and any batch, so a module that tells a row's extent
     or emptiness from its first or last position (or the probe from its row order or number) must
-    not agree by luck."""
+    not agree by luck. With ``random_rows`` None, one drawn row with a real token: a batch of one."""
+    if random_rows is None:
+        row = rng.random(length) < 0.5
+        row[rng.integers(length)] = True
+        return row[np.newaxis]
     positions = np.arange(length)
     rows = [positions < length, positions < 0]
     if length >= 2:
@@ -485,8 +511,8 @@ def _problems(case: str, contract: bool, student: dict[str, np.ndarray],
 
 def _numbers_label(case: str, reference: dict[str, np.ndarray]) -> str:
     """The score, and which of NUMBERS it is run at, by the case's place (they come in its order)."""
-    _, _, label = NUMBERS[int(case.removeprefix("case")) // len(SCORES)]
-    return str(reference[f"{case}.score"]) + label
+    band = NUMBERS[int(case.removeprefix("case")) // len(SCORES)]
+    return str(reference[f"{case}.score"]) + band.label
 
 
 def _numbers_problems(case: str, wrong: list[str], student: dict[str, np.ndarray],

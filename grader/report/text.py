@@ -17,9 +17,11 @@ PROBE_LEGEND = (
     "each case reads the module several times; a name in parentheses says in which reads an output differs, "
     f"\"every read\" meaning each read that gives it. The reads: {FIRST_READ}, called as the course tests call it; "
     f"{CACHED} through forward(..., proj=project_keys(keys)) (proj and scores_from_proj are what it made of them); "
-    f"{FROZEN} a fresh module trained over inputs that need no gradient (its parameters still do; inference_ with "
-    f"the query constant too); {NEXT} and {CACHED + NEXT} both modules again with other weights and the next batch; "
-    f"{RESIZED} the first one a third time, with a batch of another size and source length, down to one token; "
+    f"{FROZEN} a fresh module built from an rng, never loaded (its weights written in place, as an optimiser "
+    "writes them), trained over inputs that need no gradient (its parameters still do; inference_ with the query "
+    f"constant too); {NEXT} and {CACHED + NEXT} both modules again with other weights and the next batch; "
+    f"{RESIZED} the first one a third time, with a batch of another size (one row in float32) and source length, "
+    "down to one token; "
     f"{CACHED + AGAIN} the cached one a third time, without proj. The outputs: context, weights, attentional and "
     "scores as the module gives them; later_ at a decoder's later step, a new query and mask on the same keys and "
     "proj; grad_query and grad_keys the inputs' gradients and grad:NAME a parameter's, of a sum of the outputs "
@@ -113,8 +115,8 @@ def _implementation(report: Report) -> Group:
         lines.append(_hanging("  Reading them: ", PROBE_LEGEND, style="yellow"))
     if not impl.probes_agree and all(test.outcome == "passed" for test in impl.tests):
         lines.append(_hanging("  ", "Every course test passes, but the probes check more than they do (other widths, "
-                              "lengths and batches, both dtypes, a decoder's repeated reads, inputs that need no "
-                              "gradient, scores far from zero, the contract's edge cases): the lines above say where "
+                              "lengths and batches, both dtypes, a decoder's repeated reads, a module built from an rng "
+                              "and never loaded, inputs that need no gradient, scores far from zero, the contract's edge cases): the lines above say where "
                               "your module differs from the reference.", style="yellow"))
     return Group(*lines)
 

@@ -29,7 +29,7 @@ CORRECT = [*CHAPTER.variants, EXAMPLES / "correct/python/tinyllm/seq2seq/luong.p
 PITFALL_EXAMPLES = {path.name.removeprefix("pitfall-"): path / "python/tinyllm/seq2seq/luong.py"
                     for path in sorted(EXAMPLES.glob("pitfall-s0*"))}
 SEEDS = range(40)
-LABELS = [f"{score}{label}" for _, _, label in probes.NUMBERS for score in probes.SCORES]  # numbers cases, in order
+LABELS = [f"{score}{band.label}" for band in probes.NUMBERS for score in probes.SCORES]  # numbers cases, in order
 
 
 def module_from_patch(name: str, patch_name: str):
@@ -85,6 +85,11 @@ def test_cases_reach_short_sources_other_batches_and_scores_far_below_zero(paylo
     assert all(cases[f"case{i}.next_mask"].shape == cases[f"case{i}.mask"].shape for i in numbers)
     resized = [cases[f"case{i}.resized_mask"].shape for i in numbers]
     assert {1, 2} <= {length for _, length in resized}
+    # and, for every score, a batch of one and a source of 12 tokens or more (red team, round 14)
+    bands = [band for band in probes.NUMBERS for _ in probes.SCORES]
+    assert [batch == 1 for batch, _ in resized] == [band.lone_row for band in bands]
+    assert all(cases[f"case{i}.mask"].shape[1] >= 12 for i in numbers if bands[i].lengths[0] >= 12)
+    assert sum(band.lengths[0] >= 12 for band in probes.NUMBERS) == 1 and sum(b.lone_row for b in probes.NUMBERS) == 1
     assert len({batch for batch, _ in resized} | {cases[f"case{i}.mask"].shape[0] for i in numbers}) > 2
     for i in numbers:
         mask, scores = cases[f"case{i}.mask"], answers[f"case{i}.scores"]
@@ -268,8 +273,12 @@ def test_the_contract_names_parameters_and_query_from(payload):
                       "\"general 'previous'\" (should be \"general 'current'\") and 1 more"),)
     lines = _described(payload, "float64_by_default", "        self.combine = Linear(2 * d, d, bias=False, rng=rng)\n",
                        "        self.combine = Linear(2 * d, d, bias=False, rng=rng)\n        self.to(np.float64)\n")
-    assert len(lines) == 1 and lines[0].startswith("contract: parameters: 'dot: combine.weight (")
-    assert "float64' (should be 'dot: combine.weight" in lines[0] and "float32')" in lines[0]
+    *built, contract = lines
+    assert contract.startswith("contract: parameters: 'dot: combine.weight (")
+    assert "float64' (should be 'dot: combine.weight" in contract and "float32')" in contract
+    # and a module used in float32 as it is built (the frozen: read) mixes the two
+    assert [line.partition(":")[0] for line in built] == LABELS[3:]
+    assert all("the implementation raised TypeError: dtype mismatch: float32 and float64" in line for line in built)
 
 
 def test_float32_is_checked_as_well_as_float64(payload):
@@ -329,26 +338,64 @@ def test_gradients_through_a_cached_projection_are_compared(payload):
 LAST_LAYER = "        self.combine = Linear(2 * d, d, bias=False, rng=rng)\n"
 
 
-@pytest.mark.parametrize(("old", "new", "facts"), [
+@pytest.mark.parametrize(("old", "new", "facts", "built_wrong"), [
     (LAST_LAYER, LAST_LAYER + "        for parameter in self.parameters():\n            parameter.data[...] = 0.0\n",
-     ["'dot: combine.weight does not change with another seed'", "'dot: combine.weight is all zeros'"]),
+     ["'dot: combine.weight does not change with another seed'", "'dot: combine.weight is all zeros'"], []),
     ("rng = PCG32() if rng is None else rng", "rng = PCG32()",
-     ["does not draw from the rng it is given", "'dot: combine.weight does not change with another seed'"]),
+     ["does not draw from the rng it is given", "'dot: combine.weight does not change with another seed'"], []),
     (LAST_LAYER, LAST_LAYER + "        for parameter in self.parameters():\n"
      "            parameter.data = np.random.default_rng().uniform(-1, 1, parameter.shape).astype(np.float32)\n",
-     ["'dot: combine.weight does not repeat with its seed'"]),
+     ["'dot: combine.weight does not repeat with its seed'"], []),
     (LAST_LAYER, LAST_LAYER + "        if score == 'concat':\n"
      "            self.combine.weight.data = self.score_proj.weight.data\n",
      ["'concat: score_proj.weight equals another parameter with one rng'",
-      "'concat: score_proj.weight shares an array'"]),
+      "'concat: score_proj.weight shares an array'"],
+     # used as it is built, never cast (the frozen: read in float32), it trains the two as one
+     ["concat in float32", "concat in float32, wide"]),
 ], ids=["zeros", "rng-ignored", "unseeded", "tied"])
-def test_a_default_initialisation_that_does_not_follow_rng_is_named(payload, old, new, facts):
+def test_a_default_initialisation_that_does_not_follow_rng_is_named(payload, old, new, facts, built_wrong):
     """Each fact that differs is named on its own (dot for all but tied, concat's): one line held
     seven facts of a parameter, and a student could not tell which one differed (red team,
     round 11)."""
-    [line] = _described(payload, "initialisation", old, new)
+    *built, line = _described(payload, "initialisation", old, new)
     assert line.startswith("contract: initialisation: '"), line
     assert all(fact in line for fact in facts), line
+    assert [b.partition(":")[0] for b in built] == built_wrong, built
+    assert all("(read frozen:)" in b for b in built), built
+
+
+WRONG_UNTIL_LOADED = """
+
+_forward = LuongAttention.forward
+
+
+def _halved_while_wrong(self, *args, **kwargs):
+    context, weights = _forward(self, *args, **kwargs)
+    return (context * 0.5, weights) if self.__dict__.get("_wrong") else (context, weights)
+
+
+def _loaded(self, *args, **kwargs):
+    self._wrong = False
+    return Module.load_state_dict(self, *args, **kwargs)
+
+
+LuongAttention.forward, LuongAttention.load_state_dict = _halved_while_wrong, _loaded
+"""
+
+
+def test_a_module_wrong_only_as_a_model_builds_it_is_caught(payload):
+    """Every read but the frozen one loads its weights into a module built without an rng; a
+    module wrong only when built with one, or only until its weights are loaded, agreed there
+    (red team, round 14). The frozen read builds it from an rng and writes the weights in place."""
+    init = "        super().__init__()\n"
+    assert REFERENCE_SOURCE.count(init) == 1
+    for name, flag in (("seeded", "        self._wrong = rng is not None\n"),
+                       ("never_loaded", "        self._wrong = True\n")):
+        source = REFERENCE_SOURCE.replace(init, init + flag) + WRONG_UNTIL_LOADED
+        lines = probes.judge(probes.outputs_of(load_trusted_module(CHAPTER, name, source.encode()), payload),
+                             probes.outputs_of(REFERENCE, payload), dict).disagreements
+        assert [line.partition(":")[0] for line in lines] == LABELS, (name, lines)
+        assert all("(read frozen:)" in line for line in lines), (name, lines)
 
 
 def test_an_initialisation_drawn_in_another_order_agrees(payload):

@@ -9,8 +9,9 @@ package is not visible inside the sandbox.
 The course tests' own verdicts cannot be trusted (they run in the student's process, which can
 write any record it likes), so the probes cover everything they check: outputs and gradients in
 float64 and float32, through ``forward`` alone and through a cached ``project_keys``, each with
-a later decoder step, with inputs that need no gradient, and read again with the next batch's
-keys and with a batch of another size ("numbers" cases), and the module's contract: parameter
+a later decoder step, with a module built from an rng and never loaded trained over inputs
+that need no gradient, and read again with the next batch's keys and with a batch of another
+size ("numbers" cases), and the module's contract: parameter
 names, shapes and default dtype, how the initialisation follows ``rng`` (and the default one
 repeats), ``query_from``, and which malformed calls raise ValueError ("contract" case).
 """
@@ -110,6 +111,23 @@ def _loaded(module, case: dict[str, np.ndarray], dtype: np.dtype):
     return attention
 
 
+def _seeded(module, case: dict[str, np.ndarray], dtype: np.dtype):
+    """A fresh module built from an rng and never loaded, as a model builds and trains it: the
+    grader's weights are written into its parameters in place, as an optimiser's step writes
+    them, and it is cast only to another dtype than its default. Every other read loads its
+    weights, and a module wrong only when built with an rng, or never loaded, agreed (red team,
+    round 14)."""
+    from tinyllm.random import PCG32
+
+    attention = module.LuongAttention(int(case["d"]), str(case["score"]), rng=PCG32(int(case["seed"])))
+    if dtype != np.float32:
+        attention.to(dtype)
+    weights = _weights(case, "param:", dtype)
+    for name, parameter in attention.named_parameters():
+        parameter.data[...] = weights[name]
+    return attention
+
+
 def _weights(case: dict[str, np.ndarray], prefix: str, dtype: np.dtype) -> dict[str, np.ndarray]:
     return {k.removeprefix(prefix): v.astype(dtype) for k, v in case.items() if k.startswith(prefix)}
 
@@ -148,10 +166,11 @@ def _read_and_backprop(attention, case: dict[str, np.ndarray], dtype: np.dtype, 
 
 
 def _read_with_frozen_inputs(module, case: dict[str, np.ndarray], dtype: np.dtype) -> dict:
-    """A fresh module trained over constant keys (a frozen encoder's), once with a query that
-    needs a gradient and once with one that does not, as at inference: a module that skips the
-    graph when its inputs need none loses its parameters' gradients."""
-    attention = _loaded(module, case, dtype)
+    """A fresh module built as a model builds it (``_seeded``), trained over constant keys (a frozen
+    encoder's), once with a query that needs a gradient and once with one that does not, as at
+    inference: a module that skips the graph when its inputs need none loses its parameters'
+    gradients."""
+    attention = _seeded(module, case, dtype)
     keys, frozen_query = _given(case, "keys", dtype), _given(case, "query", dtype)
     query = _given(case, "query", dtype, requires_grad=True)
     context, weights = attention(query, keys, case["mask"].copy())
