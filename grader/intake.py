@@ -152,6 +152,8 @@ def _check_declared_encoding(data: bytes, shown: str) -> None:
 
 
 def _read_impl(impl: Path) -> bytes:
+    if not impl.exists() and not impl.is_symlink():  # the path as given: a typo in a folder shows
+        raise IntakeError(f"{impl}: not found")
     data = _read_regular(impl, impl.name)
     _parse_python(data, impl.name)
     return data

@@ -97,6 +97,13 @@ class Pitfall(PrintableText):
     symptom: str
     caught_by: str
 
+    @property
+    def when_missed(self) -> str:
+        """What a report tells a student whose tests missed this pitfall: what it does, and where
+        to look for a test that catches it."""
+        return (f"every test passed on a luong.py with this pitfall ({self.symptom}); "
+                f"the course test that catches it is {self.caught_by}")
+
 
 @dataclass(frozen=True)
 class Implementation(PrintableText):

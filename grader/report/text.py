@@ -29,6 +29,11 @@ PROBE_LEGEND = (
     "scores far below zero (-2^120 in float32), which padding filled with any finite number would outweigh, and "
     "one whose scores reach 200, which float32's exp overflows on unless the softmax subtracts the row's maximum."
 )
+SURVIVORS_HINT = (
+    "a pool mutant is the reference with one small change; its code is not shown, as it would show the "
+    "reference. Tests that compare outputs and gradients with a computation of your own, at several widths, "
+    "lengths, masks and both dtypes, for each score, catch most of them."
+)
 
 
 def render_text(report: Report, *, width: int = 110) -> str:
@@ -66,7 +71,8 @@ def _headline(report: Report) -> Text:
     took = f", {seconds:.1f} s" if seconds is not None else ""
     text = Text(f"Chapter {report.chapter}: ")
     text.append(report.verdict.value.upper(), style=STYLE[report.verdict.value])
-    text.append(f"   (mutant pool {report.pool_version[:12]}, sandbox {report.backend}{took})")
+    pool = f"mutant pool {report.pool_version[:12]}, " if report.pool_version else ""  # none read before an error
+    text.append(f"   ({pool}sandbox {report.backend}{took})")
     return text
 
 
@@ -150,7 +156,11 @@ def _tests(report: Report) -> Text | Group:
         lines.append(_hanging("  invalid: ", tests.invalid_reason, style="red"))
     if tests.pitfalls_missed:
         lines.append(Text(f"  pitfalls missed: {', '.join(tests.pitfalls_missed)}", style="red"))
+        described = {pitfall.id: pitfall for pitfall in report.pitfalls}
+        lines += [_hanging(f"    {pitfall_id}: ", described[pitfall_id].when_missed, style="red")
+                  for pitfall_id in tests.pitfalls_missed if pitfall_id in described]
     survivors = [m.id for m in tests.mutants if not m.outcome.is_killed and not m.pitfall]
     if survivors:
-        lines.append(Text(f"  pool mutants that survived ({len(survivors)}): {', '.join(survivors)}"))
+        lines.append(_hanging(f"  pool mutants that survived ({len(survivors)}): ", ", ".join(survivors)))
+        lines.append(_hanging("  ", SURVIVORS_HINT, style="yellow"))
     return Group(*lines)

@@ -84,6 +84,9 @@ def test_text_report_puts_pitfalls_first():
     assert "MISSED" in text
     assert "falls in: reads padding" in text
     assert "pitfalls missed: s05" in text
+    # and what the student can do about it, as the Gradescope format says it
+    assert "s05: every test passed on a luong.py with this pitfall (reads padding); the course test that catches it" \
+           " is test_mask" in " ".join(text.split())
 
 
 def test_kills_of_an_invalid_suite_are_not_shown_as_caught():
@@ -97,7 +100,9 @@ def test_kills_of_an_invalid_suite_are_not_shown_as_caught():
 def test_text_report_of_an_error():
     report = Report(chapter="L4.3", verdict=Verdict.ERROR, implementation=None, tests=None, pool_version="",
                     pitfalls=(), backend="bwrap", submission="", error="luong.py: not found")
-    assert "error: luong.py: not found" in render_text(report)
+    text = render_text(report)
+    assert "error: luong.py: not found" in text
+    assert text.startswith("Chapter L4.3: ERROR   (sandbox bwrap)\n")  # no pool was read: none is named
 
 
 def test_text_report_shows_brackets_and_markup_as_written():
