@@ -59,6 +59,8 @@ ReferenceProbes = tuple[bytes, dict, Callable[[], probes.Slack]]  # cases, the r
 FORCED_FAILURE = "forced-failure"
 FORCED_FAILURE_SOURCE = b'raise ImportError("forced failure: the grader checks that a broken module is detected")\n'
 NO_RESULT = "no result came back for this test: the run ended without reporting it"
+NOT_COLLECTED = "not run: the course tests could not be collected with this luong.py (the rows above say why)"
+PYTEST_NAMES_HINT = "Hint: make sure your test modules/packages have valid Python names."
 HIDDEN_PART = "id not shown"
 HIDDEN_NODE = "a test whose id was not fixed at collection: not shown"
 TRUSTED_RUN_HINT = (
@@ -293,11 +295,26 @@ def run_course_tests(runner: WarmRunner, impl: bytes, settings: Settings) -> tup
     Which tests ran, and how, is what the child reports, and the child is the student's process:
     every course test the files define must be there, or it counts as an error (a ``luong.py``
     that ended its run reporting no test at all had an empty table, which ``all`` passed)."""
-    reported = [CourseTest(name=t.node.rpartition("::")[2], outcome=t.outcome.value, message=_clip(t.message))
-                for t in runner.course_tests(impl, timeout=settings.course_timeout, budget=settings.course_budget)]
+    expected = course_test_names(runner.chapter)
+    reported = [CourseTest(name=name, outcome=t.outcome.value,
+                           message=_clip(t.message if name.partition("[")[0] in expected else _exception_first(t.message)))
+                for t in runner.course_tests(impl, timeout=settings.course_timeout, budget=settings.course_budget)
+                for name in [t.node.rpartition("::")[2]]]
     names = {test.name.partition("[")[0] for test in reported}
-    return tuple(reported) + tuple(CourseTest(name=name, outcome=Outcome.ERROR.value, message=NO_RESULT)
-                                   for name in course_test_names(runner.chapter) if name not in names)
+    uncollected = any(name not in expected for name in names)  # a file that failed to import, or no test at all
+    missing = NOT_COLLECTED if uncollected else NO_RESULT
+    return tuple(reported) + tuple(CourseTest(name=name, outcome=Outcome.ERROR.value, message=missing)
+                                   for name in expected if name not in names)
+
+
+def _exception_first(message: str) -> str:
+    """A collection error as pytest words it, with the exception itself (its ``E`` lines) first and
+    pytest's hint about test modules' names dropped: what a student must read is that their
+    luong.py lacks a name or fails to import, and a cut message lost it after the traceback."""
+    lines = message.splitlines()
+    raised = [line.removeprefix("E").strip() for line in lines if line.startswith("E ")]
+    rest = [line for line in lines if not line.startswith(PYTEST_NAMES_HINT)]
+    return "\n".join([*raised, *rest]) if raised else message
 
 
 def course_test_names(chapter: Chapter) -> list[str]:

@@ -93,3 +93,21 @@ def test_a_crash_of_the_grader_exits_2_not_1():
     result = subprocess.run([sys.executable, "-c", crash], capture_output=True, text=True, cwd=REPO_ROOT, timeout=120)
     assert result.returncode == 2
     assert "RuntimeError: a bug in the grader" in result.stderr
+
+
+def test_a_misspelt_class_is_named_first_and_the_tests_it_stopped_say_so(tmp_path):
+    """The course tests cannot import LuongAttention: the file's row leads with the ImportError
+    (a cut message lost it after pytest's traceback), and the tests that never ran point to it
+    (red team, round 14)."""
+    impl = tmp_path / "luong.py"
+    impl.write_text((REPO_ROOT / "reference/L4.3/variants/luong_variant.py").read_text()
+                    .replace("class LuongAttention(", "class LoungAttention("))
+    out = tmp_path / "report.json"
+    result = grader("grade", "--impl", str(impl), "--format", "json", "--out", str(out))
+    assert result.returncode == 1
+    tests = json.loads(out.read_text())["implementation"]["tests"]
+    assert tests[0]["name"] == "test_luong.py" and tests[0]["outcome"] == "error"
+    assert tests[0]["message"].startswith("ImportError: cannot import name 'LuongAttention' from 'tinyllm.seq2seq.luong'")
+    assert "valid Python names" not in tests[0]["message"]
+    not_run = [test for test in tests if test["message"].startswith("not run: the course tests could not be collected")]
+    assert len(not_run) == 11 and all(test["outcome"] == "error" for test in not_run)
