@@ -26,6 +26,18 @@ def test_course_tests_pass_on_the_reference_and_name_the_pitfall(runner_for, ref
     assert on_s07["test_dot_is_not_scaled"].message
 
 
+def test_a_course_test_failure_inside_numpy_is_placed_in_the_module(runner_for, reference) -> None:
+    """numpy raises, but the place a student can fix is the line of luong.py that called it."""
+    broken = reference + (b"\n_scores = LuongAttention.scores\n"
+                          b"def _einsum_wrong(self, *a, **k):\n"
+                          b"    np.einsum('ij,jk->ik', np.ones((2, 3)), np.ones((4, 5)))\n"
+                          b"    return _scores(self, *a, **k)\n"
+                          b"LuongAttention.scores = _einsum_wrong\n")
+    line = broken.decode().splitlines().index("    np.einsum('ij,jk->ik', np.ones((2, 3)), np.ones((4, 5)))") + 1
+    failed = [test for test in runner_for(None).course_tests(broken, **COURSE) if test.outcome is not Outcome.PASSED]
+    assert failed and all(test.message.startswith(f"luong.py:{line}: ValueError") for test in failed), failed
+
+
 def test_course_tests_on_a_module_that_does_not_import_all_error(runner_for) -> None:
     results = runner_for(None).course_tests(b"raise RuntimeError('broken on purpose')\n", **COURSE)
     assert len(results) == 11 and {test.outcome for test in results} == {Outcome.ERROR}

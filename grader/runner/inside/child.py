@@ -116,7 +116,7 @@ def _dispatch(setup: Setup, job: Job, recorder: Recorder) -> None:
             loader.install_placeholder(setup.module, setup.module_file)  # so the tests still collect
         import_error = None if module is not None else "the module failed to import (see the run's message)"
         run_course(setup.course_tests, setup.student_tests, skip=set(job.skip), import_error=import_error,
-                   recorder=recorder)
+                   graded_file=setup.module_file, recorder=recorder)
     elif module is None:
         pass  # suite, alone and call: the "raised" event is the answer
     elif job.kind == "call":

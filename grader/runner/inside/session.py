@@ -30,8 +30,10 @@ class SessionRecorder:
     """A pytest plugin that streams per-test events, drops the tests the driver skips and puts
     the ones it names first; a collection error or an empty collection is recorded as an error."""
 
-    def __init__(self, recorder: Recorder, *, skip: set[str], order: Sequence[str], import_error: str | None) -> None:
+    def __init__(self, recorder: Recorder, *, skip: set[str], order: Sequence[str], import_error: str | None,
+                 graded_file: str | None = None) -> None:
         self._recorder = recorder
+        self._graded_file = graded_file
         self._skip = skip
         self._order = order
         self._import_error = import_error
@@ -71,15 +73,16 @@ class SessionRecorder:
 
     def pytest_runtest_logfinish(self, nodeid: str) -> None:
         reports = self._reports.pop(nodeid)
-        outcome, message = summarize(reports)
+        outcome, message = summarize(reports, self._graded_file)
         self._recorder.emit("end", node=nodeid, outcome=outcome.value, message=message,
                             seconds=sum(report.duration for report in reports),
                             cpu_seconds=time.process_time() - self._cpu_at_start.pop(nodeid))
 
 
 def run_course(tests: Path, student_tests: Path | None, *, skip: set[str], import_error: str | None,
-               recorder: Recorder) -> None:
-    """Run the course tests under ``tests``, all of them, except the node ids in ``skip``."""
+               graded_file: str, recorder: Recorder) -> None:
+    """Run the course tests under ``tests``, all of them, except the node ids in ``skip``; a
+    failure is placed in ``graded_file``, the student's module, where it passed through it."""
     if student_tests is not None:
         # A zygote that collected the student's suite imported its modules; a same-named course
         # module (test_luong) must not be mistaken for one of them.
@@ -87,7 +90,7 @@ def run_course(tests: Path, student_tests: Path | None, *, skip: set[str], impor
             file = getattr(module, "__file__", None)
             if isinstance(file, str) and Path(file).is_relative_to(student_tests):
                 del sys.modules[name]
-    plugin = SessionRecorder(recorder, skip=skip, order=(), import_error=import_error)
+    plugin = SessionRecorder(recorder, skip=skip, order=(), import_error=import_error, graded_file=graded_file)
     pytest.main([str(tests), "-q", "-s", "-p", "no:cacheprovider", "--rootdir", str(tests)], plugins=[plugin])
 
 
