@@ -84,12 +84,16 @@ def test_cases_reach_short_sources_other_batches_and_scores_far_below_zero(paylo
     numbers = range(len(LABELS))
     assert all(cases[f"case{i}.next_mask"].shape == cases[f"case{i}.mask"].shape for i in numbers)
     resized = [cases[f"case{i}.resized_mask"].shape for i in numbers]
-    assert {1, 2} <= {length for _, length in resized}
+    for score in probes.SCORES:  # a one- and a two-token source for each score, in every grade
+        assert {1, 2} <= {length for (_, length), i in zip(resized, numbers) if cases[f"case{i}.score"] == score}
     # and, for every score, a batch of one and a source of 12 tokens or more (red team, round 14)
     bands = [band for band in probes.NUMBERS for _ in probes.SCORES]
     assert [batch == 1 for batch, _ in resized] == [band.lone_row for band in bands]
+    assert all(cases[f"case{i}.resized_mask"].sum() >= 2 for i in numbers if bands[i].lone_row)  # a score shows
     assert all(cases[f"case{i}.mask"].shape[1] >= 12 for i in numbers if bands[i].lengths[0] >= 12)
-    assert sum(band.lengths[0] >= 12 for band in probes.NUMBERS) == 1 and sum(b.lone_row for b in probes.NUMBERS) == 1
+    # at a width where scaling by 1/sqrt(d) shows (d = 1 hides it)
+    assert any(band.lengths[0] >= 12 and band.widths[0] >= 2 for band in probes.NUMBERS)
+    assert sum(band.lone_row for band in probes.NUMBERS) == 1
     assert len({batch for batch, _ in resized} | {cases[f"case{i}.mask"].shape[0] for i in numbers}) > 2
     for i in numbers:
         mask, scores = cases[f"case{i}.mask"], answers[f"case{i}.scores"]
