@@ -13,7 +13,7 @@ import random
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
@@ -350,9 +350,10 @@ def _probe(runner: WarmRunner, catalogue: Catalogue, submission: Submission, set
     except ValueError as exc:
         return probes.ProbeVerdict(agree=False, disagreements=(f"unreadable probe answer: {exc}",), behaves_like=())
 
-    def pitfalls() -> dict[str, list[dict]]:
+    def pitfalls(cases: Sequence[str]) -> dict[str, list[dict]]:
+        differing = probes.only_cases(payload, cases)
         return {
-            pitfall: [probes.outputs_of(load_trusted_module(chapter, f"{pitfall}_{i}", source), payload)
+            pitfall: [probes.outputs_of(load_trusted_module(chapter, f"{pitfall}_{i}", source), differing)
                       for i, source in enumerate(sources)]
             for pitfall, sources in catalogue.recognisers.items()
         }

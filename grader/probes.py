@@ -391,29 +391,39 @@ def _clip(text: str) -> str:
 
 
 def judge(student: dict[str, np.ndarray], reference: dict[str, np.ndarray],
-          pitfalls: Callable[[], Mapping[str, Sequence[dict[str, np.ndarray]]]],
+          pitfalls: Callable[[Sequence[str]], Mapping[str, Sequence[dict[str, np.ndarray]]]],
           slack: Callable[[], Slack] = dict) -> ProbeVerdict:
     """Compare the student's arrays with the reference's, and name the pitfalls they reproduce.
 
-    ``pitfalls()`` maps an id to the outputs of each recognised way into that pitfall. It is
-    called only when the student disagrees with the reference: running every recogniser costs
-    the grade about a second of CPU, and an implementation that agrees reproduces none.
-    ``slack()`` (see rounding_slack) widens the absolute tolerance element by element; it costs
-    a run of the reference, and is called only when the student disagrees without it."""
+    ``pitfalls(cases)`` maps an id to the outputs, in those cases at least, of each recognised
+    way into that pitfall. It is called only when the student disagrees with the reference, with
+    the cases they disagree in: running every recogniser on every case costs the grade over a
+    second of CPU, an implementation that agrees reproduces none, and a pitfall is recognised
+    only where the student differs (_reproduces). ``slack()`` (see rounding_slack) widens the
+    absolute tolerance element by element; it costs a run of the reference, and is called only
+    when the student disagrees without it."""
     disagreements, widened = _disagreements(student, reference, {}), {}
     if disagreements:
         widened = slack()
         disagreements = _disagreements(student, reference, widened)
     behaves_like = () if not disagreements else tuple(
-        pitfall for pitfall, ways in sorted(pitfalls().items())
+        pitfall for pitfall, ways in sorted(pitfalls(tuple(disagreements)).items())
         if any(_reproduces(student, reference, outputs, widened) for outputs in ways)
     )
-    return ProbeVerdict(agree=not disagreements, disagreements=disagreements, behaves_like=behaves_like)
+    return ProbeVerdict(agree=not disagreements, disagreements=tuple(disagreements.values()),
+                        behaves_like=behaves_like)
 
 
-def _disagreements(student: dict[str, np.ndarray], reference: dict[str, np.ndarray], slack: Slack) -> tuple[str, ...]:
-    return tuple(line for case in _cases(reference)
-                 if (line := _describe_case(case, student, reference, slack)) is not None)
+def only_cases(payload: bytes, cases: Sequence[str]) -> bytes:
+    """``payload`` with only ``cases`` in it, under the same names (so their answers keep theirs)."""
+    archive = np.load(io.BytesIO(payload), allow_pickle=False)
+    return _npz({key: archive[key] for key in archive.files if key.partition(".")[0] in cases})
+
+
+def _disagreements(student: dict[str, np.ndarray], reference: dict[str, np.ndarray], slack: Slack) -> dict[str, str]:
+    """The line of each case the student's answers differ in, by case."""
+    return {case: line for case in _cases(reference)
+            if (line := _describe_case(case, student, reference, slack)) is not None}
 
 
 def _cases(outputs: dict[str, np.ndarray]) -> list[str]:

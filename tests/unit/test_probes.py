@@ -32,6 +32,10 @@ SEEDS = range(40)
 LABELS = [f"{score}{band.label}" for band in probes.NUMBERS for score in probes.SCORES]  # numbers cases, in order
 
 
+def no_pitfalls(cases) -> dict:
+    return {}
+
+
 def module_from_patch(name: str, patch_name: str):
     patch = (CHAPTER.pitfalls.parent / patch_name).read_text(encoding="utf-8")
     return load_trusted_module(CHAPTER, name, apply_patch(REFERENCE_SOURCE, patch).encode())
@@ -117,7 +121,7 @@ def test_a_module_that_rounds_less_than_the_reference_agrees(seed):
     rounded_once = {key: exact[key].astype(np.float32).astype(np.float64)
                     if key.partition(".")[0] in single and value.dtype.kind == "f" else value
                     for key, value in answers.items()}
-    assert probes.judge(rounded_once, answers, dict, lambda: probes.rounding_slack(answers, exact)).agree
+    assert probes.judge(rounded_once, answers, no_pitfalls, lambda: probes.rounding_slack(answers, exact)).agree
 
 
 def test_correct_implementations_agree_whatever_the_seed():
@@ -127,7 +131,7 @@ def test_correct_implementations_agree_whatever_the_seed():
         payload = probes.draw_cases(seed, REFERENCE)
         reference = probes.outputs_of(REFERENCE, payload)
         for path, module in modules.items():
-            verdict = probes.judge(probes.outputs_of(module, payload), reference, dict)
+            verdict = probes.judge(probes.outputs_of(module, payload), reference, no_pitfalls)
             assert verdict.agree, (seed, str(path), verdict.disagreements)
 
 
@@ -143,7 +147,7 @@ def test_variations_the_specification_allows_agree(name):
     module = load_trusted_module(CHAPTER, f"variation_{name}", source.encode())
     for seed in range(10):
         payload = probes.draw_cases(seed, REFERENCE)
-        verdict = probes.judge(probes.outputs_of(module, payload), probes.outputs_of(REFERENCE, payload), dict)
+        verdict = probes.judge(probes.outputs_of(module, payload), probes.outputs_of(REFERENCE, payload), no_pitfalls)
         assert verdict.agree, (seed, verdict.disagreements)
 
 
@@ -156,7 +160,7 @@ def test_float32_rounding_in_large_sums_is_no_disagreement(tmp_path):
     graded.write_bytes(CHAPTER.variants[0].read_bytes() + b"# revision 1038\n")
     payload = probes.draw_cases(read_submission(CHAPTER, graded, None).seed, REFERENCE)
     module = load_trusted_module(CHAPTER, "variant_revised", graded.read_bytes())
-    verdict = probes.judge(probes.outputs_of(module, payload), probes.outputs_of(REFERENCE, payload), dict)
+    verdict = probes.judge(probes.outputs_of(module, payload), probes.outputs_of(REFERENCE, payload), no_pitfalls)
     assert verdict.agree, verdict.disagreements
 
 
@@ -169,7 +173,7 @@ def test_each_pitfall_example_is_named_whatever_the_seed(pitfall_modules):
         payload = probes.draw_cases(seed, REFERENCE)
         reference, ways = probes.outputs_of(REFERENCE, payload), outputs_of_each(pitfall_modules, payload)
         for pitfall, module in examples.items():
-            verdict = probes.judge(probes.outputs_of(module, payload), reference, ways.copy)
+            verdict = probes.judge(probes.outputs_of(module, payload), reference, lambda cases: ways)
             assert pitfall in verdict.behaves_like, (seed, pitfall, verdict.disagreements)
 
 
@@ -177,15 +181,30 @@ def test_the_reference_and_a_differently_written_variant_agree(payload):
     reference = probes.outputs_of(REFERENCE, payload)
     variant = load_trusted_module(CHAPTER, "variant", CHAPTER.variants[0].read_bytes())
     asked = []
-    verdict = probes.judge(probes.outputs_of(variant, payload), reference, lambda: asked.append(1) or {})
+    verdict = probes.judge(probes.outputs_of(variant, payload), reference, lambda cases: asked.append(cases) or {})
     assert verdict == probes.ProbeVerdict(agree=True, disagreements=(), behaves_like=())
     assert not asked  # an implementation that agrees is not run through the pitfall recognisers
+
+
+def test_the_recognisers_run_only_on_the_cases_the_student_differs_in(payload, pitfall_outputs):
+    """A student wrong in one score only: the recognisers are asked for that score's cases (a
+    third of the CPU), and what they give there is what a run on every case gives there."""
+    student = probes.outputs_of(module_from_patch("student_s03", "pitfalls/s03.patch"), payload)
+    asked = []
+    verdict = probes.judge(student, probes.outputs_of(REFERENCE, payload), lambda cases: asked.append(cases) or
+                           pitfall_outputs)
+    assert verdict.behaves_like == ("s03",)
+    assert [len(cases) for cases in asked] == [len(probes.NUMBERS)]  # concat's case in each band
+    only = probes.outputs_of(REFERENCE, probes.only_cases(payload, asked[0]))
+    full = probes.outputs_of(REFERENCE, payload)
+    assert sorted(only) == sorted(k for k in full if k.partition(".")[0] in asked[0])
+    assert all(np.array_equal(only[k], full[k]) for k in only)
 
 
 @pytest.mark.parametrize(("pitfall", "patch"), [(p, patch) for p, ways in WAYS.items() for patch in ways])
 def test_every_way_into_a_pitfall_is_named(pitfall, patch, payload, pitfall_outputs):
     student = probes.outputs_of(module_from_patch(f"student_{pitfall}", patch), payload)
-    verdict = probes.judge(student, probes.outputs_of(REFERENCE, payload), lambda: pitfall_outputs)
+    verdict = probes.judge(student, probes.outputs_of(REFERENCE, payload), lambda cases: pitfall_outputs)
     assert not verdict.agree
     assert verdict.behaves_like == (pitfall,)
 
@@ -195,7 +214,7 @@ def test_two_pitfalls_in_different_scores_are_both_named(payload, pitfall_output
                for name in ("pitfalls/s03.patch", "pitfalls/s07-dot-only.patch")]
     source = apply_patch(apply_patch(REFERENCE_SOURCE, patches[0]), patches[1])
     student = probes.outputs_of(load_trusted_module(CHAPTER, "student_s03_s07", source.encode()), payload)
-    verdict = probes.judge(student, probes.outputs_of(REFERENCE, payload), lambda: pitfall_outputs)
+    verdict = probes.judge(student, probes.outputs_of(REFERENCE, payload), lambda cases: pitfall_outputs)
     assert verdict.behaves_like == ("s03", "s07")
 
 
@@ -204,7 +223,7 @@ def test_an_implementation_that_raises_is_described(payload, pitfall_outputs):
                                       '    def attentional(self, query: Tensor, context: Tensor) -> Tensor:\n'
                                       '        raise RuntimeError("not written yet")\n')
     student = probes.outputs_of(load_trusted_module(CHAPTER, "raises", source.encode()), payload)
-    verdict = probes.judge(student, probes.outputs_of(REFERENCE, payload), lambda: pitfall_outputs)
+    verdict = probes.judge(student, probes.outputs_of(REFERENCE, payload), lambda cases: pitfall_outputs)
     assert verdict.disagreements == tuple(f"{label}: the implementation raised RuntimeError: not written yet"
                                           for label in LABELS)
     assert verdict.behaves_like == ()
@@ -215,7 +234,7 @@ def test_nan_and_wrong_shapes_are_named(payload):
     student = dict(reference)
     student["case0.context"] = np.full_like(reference["case0.context"], np.nan)
     student["case1.weights"] = reference["case1.weights"][:, :-1]
-    verdict = probes.judge(student, reference, dict)
+    verdict = probes.judge(student, reference, no_pitfalls)
     assert verdict.disagreements == ("dot: NaN or inf in: context (read first)",
                                      "general: wrong dtype or shape, or missing: weights (read first)")
 
@@ -241,7 +260,7 @@ def _described(payload: bytes, name: str, old: str, new: str) -> tuple[str, ...]
     """The probes' disagreements for the reference with ``old`` replaced by ``new``."""
     assert old in REFERENCE_SOURCE
     module = load_trusted_module(CHAPTER, name, REFERENCE_SOURCE.replace(old, new).encode())
-    verdict = probes.judge(probes.outputs_of(module, payload), probes.outputs_of(REFERENCE, payload), dict)
+    verdict = probes.judge(probes.outputs_of(module, payload), probes.outputs_of(REFERENCE, payload), no_pitfalls)
     assert not verdict.agree
     return verdict.disagreements
 
@@ -397,7 +416,7 @@ def test_a_module_wrong_only_as_a_model_builds_it_is_caught(payload):
                        ("never_loaded", "        self._wrong = True\n")):
         source = REFERENCE_SOURCE.replace(init, init + flag) + WRONG_UNTIL_LOADED
         lines = probes.judge(probes.outputs_of(load_trusted_module(CHAPTER, name, source.encode()), payload),
-                             probes.outputs_of(REFERENCE, payload), dict).disagreements
+                             probes.outputs_of(REFERENCE, payload), no_pitfalls).disagreements
         assert [line.partition(":")[0] for line in lines] == LABELS, (name, lines)
         assert all("(read frozen:)" in line for line in lines), (name, lines)
 
@@ -408,7 +427,7 @@ def test_an_initialisation_drawn_in_another_order_agrees(payload):
     source = REFERENCE_SOURCE.replace(first, LAST_LAYER.replace("self.", "") + first)
     source = source.replace(LAST_LAYER, "        self.combine = combine\n")
     student = probes.outputs_of(load_trusted_module(CHAPTER, "combine_first", source.encode()), payload)
-    assert probes.judge(student, probes.outputs_of(REFERENCE, payload), dict).agree
+    assert probes.judge(student, probes.outputs_of(REFERENCE, payload), no_pitfalls).agree
 
 
 def _npy(descr: str = "<f8", shape: tuple[int, ...] = (2,), data: bytes | None = None) -> bytes:
@@ -504,7 +523,7 @@ def test_values_of_another_kind_than_the_reference_are_named_not_a_crash(payload
     contract = f"case{len(LABELS)}"
     student = {**reference, "case0.kind": np.array(5), "case1.context": reference["case1.context"].astype(str),
                "case2.score": np.array("dox"), f"{contract}.kind": np.array(5)}
-    assert probes.judge(student, reference, dict).disagreements == (
+    assert probes.judge(student, reference, no_pitfalls).disagreements == (
         "dot: wrong dtype or shape, or missing: kind", "general: wrong dtype or shape, or missing: context (read first)",
         "concat: score: dox (should be concat)", "contract: kind should be contract, got 5")
 
@@ -519,7 +538,7 @@ def test_a_description_that_raises_is_the_case_s_disagreement(payload, monkeypat
         raise RuntimeError("unforeseen")
 
     monkeypatch.setattr(probes, "_numbers_problems", unforeseen)
-    assert probes.judge(student, reference, dict).disagreements == (
+    assert probes.judge(student, reference, no_pitfalls).disagreements == (
         "dot: the answer could not be compared: RuntimeError: unforeseen",)
 
 
@@ -530,7 +549,7 @@ def test_student_text_is_clipped_wherever_a_disagreement_quotes_it(payload):
     flood = "\x1b[2J GRADER: PASS " + "A" * 100_000
     student = {key: np.full(value.shape, flood) if value.dtype.kind == "U" else value for key, value in reference.items()}
     student |= {f"case{len(LABELS)}.parameters": np.array([flood]), "case1.error": np.array(flood)}
-    disagreements = probes.judge(student, reference, dict).disagreements
+    disagreements = probes.judge(student, reference, no_pitfalls).disagreements
     assert [line.partition(":")[0] for line in disagreements] == ["dot", *LABELS[1:], "contract"]
     assert not any("A" * (probes.MAX_QUOTED_CHARS + 1) in line for line in disagreements)
     assert sum(len(line) for line in disagreements) < len(flood) / 4  # a few quotes, never the flood
@@ -545,5 +564,5 @@ def test_query_from_counts_by_its_text(payload):
         "class LuongAttention(", 'import enum\n\n\nclass QueryFrom(enum.StrEnum):\n    CURRENT = "current"\n\n\n'
         "class LuongAttention(", 1)
     module = load_trusted_module(CHAPTER, "strenum_query_from", source.encode())
-    verdict = probes.judge(probes.outputs_of(module, payload), probes.outputs_of(REFERENCE, payload), dict)
+    verdict = probes.judge(probes.outputs_of(module, payload), probes.outputs_of(REFERENCE, payload), no_pitfalls)
     assert verdict.agree, verdict.disagreements
