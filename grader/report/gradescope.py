@@ -1,10 +1,15 @@
-"""Gradescope's ``results.json``: one entry per course test, per pitfall mutant, and the mutation score.
+"""Gradescope's ``results.json``: one entry per course test, the trusted probes, one per pitfall
+mutant, and the mutation score.
 
 Gradescope shows each entry as a box with its points, so the entries mirror the two halves of the
-grade: the implementation (course tests, 1 point each) and the student's tests (each pitfall
-mutant caught, 1 point each; the mutation score, scaled to ``MUTATION_POINTS``). The top-level
-score is their sum, given explicitly so Gradescope never has to add it up itself. The
-schema written from Gradescope's specification is ``assets/gradescope-results.schema.json``.
+grade: the implementation (course tests, 1 point each, and the trusted probes, PROBES_POINTS) and
+the student's tests (each pitfall mutant caught, 1 point each; the mutation score, scaled to
+``MUTATION_POINTS``). A course test's verdict comes from the student's own process, which can
+write any verdict (docs/ARCHITECTURE.md), so its point counts only when the probes agree: else a
+wrong module, or one that forges its course tests' records, scored as much as a correct one (red
+team, round 15). The top-level score is their sum, given explicitly so Gradescope never has to
+add it up itself. The schema written from Gradescope's specification is
+``assets/gradescope-results.schema.json``.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ import json
 
 from grader.report.model import (
     CourseTest,
+    Implementation,
     MutantResult,
     Pitfall,
     Report,
@@ -23,6 +29,9 @@ from grader.report.schemas import validator
 from grader.report.text import render_text
 
 COURSE_TEST_POINTS = 1.0
+PROBES_POINTS = 5.0
+UNTRUSTED_PASS = ("passed, but it counts only once the trusted probes agree with the reference too (see that "
+                  "entry): a course test runs in your own process, so its verdict alone proves nothing")
 PITFALL_POINTS = 1.0
 MUTATION_POINTS = 10.0
 VISIBLE = "visible"  # the student sees every entry at once: the grade is meant as feedback
@@ -57,10 +66,11 @@ def results(report: Report) -> dict:
 
 
 def _entries(report: Report) -> list[dict]:
-    course = [_course_entry(test) for test in report.implementation.tests]
+    implementation = report.implementation
+    course = [_course_entry(test, implementation.probes_agree) for test in implementation.tests]
     mutants = {m.id: m for m in report.tests.mutants} if report.tests else {}
     pitfalls = [_pitfall_entry(p, mutants.get(p.id), report.tests) for p in report.pitfalls]
-    return course + pitfalls + [_mutation_entry(report.tests)]
+    return course + [_probes_entry(implementation)] + pitfalls + [_mutation_entry(report.tests)]
 
 
 def _entry(name: str, points: float, max_points: float, output: str, tags: list[str]) -> dict:
@@ -69,10 +79,17 @@ def _entry(name: str, points: float, max_points: float, output: str, tags: list[
             "visibility": VISIBLE}
 
 
-def _course_entry(test: CourseTest) -> dict:
+def _course_entry(test: CourseTest, probes_agree: bool) -> dict:
     passed = test.outcome == PASSED
-    output = "passed" if passed else f"{test.outcome}: {test.message}".rstrip(": ")
-    return _entry(f"course test {test.name}", COURSE_TEST_POINTS if passed else 0.0, COURSE_TEST_POINTS,
+    output = (UNTRUSTED_PASS if not probes_agree else "passed") if passed else f"{test.outcome}: {test.message}".rstrip(": ")
+    return _entry(f"course test {test.name}", COURSE_TEST_POINTS if passed and probes_agree else 0.0,
+                  COURSE_TEST_POINTS, output, ["implementation"])
+
+
+def _probes_entry(implementation: Implementation) -> dict:
+    agree = implementation.probes_agree
+    output = "agree" if agree else "disagree:\n" + "\n".join(f"- {line}" for line in implementation.probe_disagreements)
+    return _entry("trusted probes agree with the reference", PROBES_POINTS if agree else 0.0, PROBES_POINTS,
                   output, ["implementation"])
 
 
