@@ -65,7 +65,7 @@ def test_run_autograder_grades_a_course_repo_submission_into_results_json(tmp_pa
         data = json.loads((root / "results/results.json").read_text())
         validate(data)
         assert data["extra_data"]["verdict"] == "pass", result.stdout + result.stderr
-        assert len(data["tests"]) == 11 + 7 + 1
+        assert len(data["tests"]) == 11 + 1 + 7 + 1  # course tests, the probes, pitfalls, the score
         assert all(t["status"] == "passed" for t in data["tests"])
     finally:
         shutil.rmtree(root)
