@@ -9,6 +9,7 @@ from __future__ import annotations
 import enum
 import re
 from dataclasses import asdict, dataclass, field, fields
+from typing import ClassVar
 
 SCHEMA_VERSION = "1.0"
 
@@ -45,6 +46,13 @@ def printable(text: str) -> str:
     return _UNPRINTABLE.sub(lambda found: ascii(found.group())[1:-1], text)
 
 
+def one_line(text: str) -> str:
+    """``text`` printable, with its line breaks and tabs escaped too: a name (a test id) is one
+    line in every format, and one holding a newline put a forged "Implementation: PASS" at the
+    start of a line of the text and Gradescope reports (red team, round 15)."""
+    return printable(text).replace("\n", "\\n").replace("\t", "\\t")
+
+
 def clipped(text: str, limit: int) -> str:
     """At most ``limit`` characters of ``text``, saying how many more there were. A report's free
     text can come from the student's code, and a megabyte of it would flood the report, the
@@ -59,15 +67,18 @@ class PrintableText:
     sandbox's stderr. Written as it is, an escape sequence would reach the reader's terminal (clear
     the screen, print a verdict of its own), a control character would make a JUnit file invalid
     XML, and a lone surrogate cannot be encoded as UTF-8 at all, so the report could not be written.
+    The fields in ``NAMES`` are names, which are one line (``one_line``); the rest is text.
     """
+
+    NAMES: ClassVar[frozenset[str]] = frozenset()
 
     def __post_init__(self) -> None:
         for name in (f.name for f in fields(self)):
-            value = getattr(self, name)
+            value, clean = getattr(self, name), one_line if name in self.NAMES else printable
             if type(value) is str:  # not the str-valued enums
-                object.__setattr__(self, name, printable(value))
+                object.__setattr__(self, name, clean(value))
             elif isinstance(value, tuple) and all(type(item) is str for item in value):
-                object.__setattr__(self, name, tuple(printable(item) for item in value))
+                object.__setattr__(self, name, tuple(clean(item) for item in value))
 
 
 class MutantOutcome(str, enum.Enum):
@@ -83,6 +94,7 @@ class MutantOutcome(str, enum.Enum):
 
 @dataclass(frozen=True)
 class CourseTest(PrintableText):
+    NAMES = frozenset({"name"})
     name: str
     outcome: str  # passed / failed / error / skipped / timeout / crashed
     message: str = ""
@@ -116,6 +128,7 @@ class Implementation(PrintableText):
 
 @dataclass(frozen=True)
 class ValidityRun(PrintableText):
+    NAMES = frozenset({"failed_test"})
     implementation: str  # "reference", "variant 1", "reference (again)"
     outcome: str  # passed / failed / error / timeout / crashed
     failed_test: str | None = None
@@ -124,6 +137,7 @@ class ValidityRun(PrintableText):
 
 @dataclass(frozen=True)
 class MutantResult(PrintableText):
+    NAMES = frozenset({"killed_by"})
     id: str
     pitfall: bool
     outcome: MutantOutcome

@@ -183,6 +183,29 @@ def test_free_text_in_the_text_report_cannot_start_a_line_of_its_own(forged):
     assert "".join(text.split()).count("Tests:PASS") == 4, lines  # each field shown, however wrapped
 
 
+def test_a_test_id_is_one_line_wherever_it_is_shown():
+    """pytest makes no id with a line break, but a conftest can rename its tests: one whose ids
+    ended in "\nImplementation: PASS" put that line into the pitfall table and the Gradescope
+    entries (red team, round 15). Names are escaped as the report is built."""
+    forged = "test_a\nImplementation: PASS\tx"
+    report = sample()
+    tests = report.tests
+    report = Report(**{
+        **report.__dict__,
+        "implementation": Implementation(**{**report.implementation.__dict__,
+                                            "tests": (CourseTest(forged, "passed"),)}),
+        "tests": Tests(**{**tests.__dict__, "mutants": (MutantResult("s01", True, MutantOutcome.KILLED, forged),),
+                          "validity": (ValidityRun("reference", "failed", forged, "boom"),)}),
+    })
+    assert report.tests.mutants[0].killed_by == "test_a\\nImplementation: PASS\\tx"
+    assert report.tests.validity[0].failed_test == report.implementation.tests[0].name == "test_a\\nImplementation: PASS\\tx"
+    text = render_text(report, width=200)
+    assert "test_a\\nImplementation: PASS" in text
+    assert not [line for line in text.splitlines() if "Implementation: PASS" in line.split("\\n")[0]]
+    outputs = [entry["output"] for entry in json.loads(RENDERERS["gradescope"](report))["tests"]]
+    assert not [line for output in outputs for line in output.splitlines() if line.startswith("Implementation: PASS")]
+
+
 def test_the_workflow_results_are_printable_too():
     from grader.workflow import CourseRun, Diff
 
