@@ -127,7 +127,8 @@ def _numbers_case(rng: np.random.Generator, reference, score: str, band: Band,
     # the tens), so a module that only works at the sizes it was tried on does not agree by luck:
     # small widths in float64 and larger ones in float32, so each score meets both. The rows come
     # in a drawn order and number; the next read has the first's shape (a module that keeps what
-    # it built for a shape must not agree), the resized one another. One row of the first read
+    # it built for a shape must not agree) but no empty row, as a training batch's mask has none
+    # (_lengths_mask), the resized one another shape. One row of the first read
     # scores a real position LARGE_SCORE (see _overflowing), and one put in scores its only real
     # token far below zero (_sunk).
     d, first = int(rng.integers(*band.widths)), (int(rng.integers(*band.lengths)), int(rng.integers(0, 4)))
@@ -135,8 +136,9 @@ def _numbers_case(rng: np.random.Generator, reference, score: str, band: Band,
             "seed": np.array(rng.integers(1 << 31))}
     resized_rows = None if band.lone_row else int(rng.integers(0, 4))
     shapes = {"": first, NEXT: first, RESIZED: (int(resized_length), resized_rows)}  # (length, random rows)
+    batch = 0
     for step, (length, rows) in shapes.items():
-        mask = _mask(rng, length, rows)
+        mask = _lengths_mask(rng, length, batch) if step == NEXT else _mask(rng, length, rows)
         batch = len(mask)
         case.update({
             step + "query": rng.normal(size=(batch, d)),
@@ -215,9 +217,12 @@ def _sunk(rng: np.random.Generator, case: dict[str, np.ndarray], score: str) -> 
              "up_context": np.zeros(d), "up_weights": np.zeros(length), "up_attentional": np.zeros(d)}
     for name, value in added.items():
         case[name] = np.insert(case[name], row, value, axis=0)
-    for name in added:  # and an ordinary row in the next read, which keeps the first's shape
+    for name in added:  # and an ordinary row in the next read, which keeps the first's shape (and no empty row)
         shape = case[NEXT + name].shape[1:]
-        ordinary = rng.random(shape) < 0.5 if name.endswith("mask") else rng.normal(size=shape)
+        if name == "mask":
+            ordinary = _lengths_mask(rng, length, 1)[0]
+        else:
+            ordinary = rng.random(shape) < 0.5 if name.endswith("mask") else rng.normal(size=shape)
         case[NEXT + name] = np.insert(case[NEXT + name], row, ordinary, axis=0)
     return row
 
@@ -246,6 +251,16 @@ def _mask(rng: np.random.Generator, length: int, random_rows: int | None) -> np.
         rows += [positions < rng.integers(2, length), rng.permutation(length) < rng.integers(1, length)]
     rows += [rng.random(length) < 0.5 for _ in range(random_rows)]
     return np.stack(rows)[rng.permutation(len(rows))]
+
+
+def _lengths_mask(rng: np.random.Generator, length: int, batch: int) -> np.ndarray:
+    """``batch`` rows, each real up to a drawn length and none empty, one of them full: a mask as
+    tinyllm's length_mask makes it for a batch of sentences. Every other read has an empty row,
+    and a module right only when one is there (a softmax over the whole batch, taken on a fast
+    path for batches without one) agreed (red team, round 15)."""
+    lengths = rng.integers(1, length + 1, size=batch)
+    lengths[rng.integers(batch)] = length
+    return np.arange(length) < lengths[:, np.newaxis]
 
 
 def _contract_case(rng: np.random.Generator) -> dict[str, np.ndarray]:

@@ -88,7 +88,8 @@ def _pitfall_table(report: Report) -> Table:
     for pitfall in report.pitfalls:
         falls_in = implementation is not None and pitfall.id in implementation.behaves_like
         impl_cell = (Text(f"falls in: {pitfall.symptom}", style="red") if falls_in
-                     else Text("not this one", style="dim") if failing  # wrong, but not in this pitfall
+                     # wrong, but not recognised as this pitfall: it may still be in it beside another bug
+                     else Text("not recognised", style="dim") if failing
                      else Text("ok"))
         # Text(), never a bare str: rich would read "[h ; c]" (or a hostile message) as markup
         table.add_row(Text(pitfall.id), Text(pitfall.pitfall), impl_cell, _tests_cell(mutants.get(pitfall.id), report))
@@ -154,7 +155,7 @@ def _tests(report: Report) -> Text | Group:
               for run in tests.validity]
     if tests.invalid_reason:
         lines.append(_hanging("  invalid: ", tests.invalid_reason, style="red"))
-    if tests.pitfalls_missed:
+    if tests.pitfalls_missed and tests.verdict in (TestsVerdict.PASS, TestsVerdict.FAIL):  # else none was run
         lines.append(Text(f"  pitfalls missed: {', '.join(tests.pitfalls_missed)}", style="red"))
         described = {pitfall.id: pitfall for pitfall in report.pitfalls}
         lines += [_hanging(f"    {pitfall_id}: ", described[pitfall_id].when_missed, style="red")

@@ -87,6 +87,8 @@ def test_cases_reach_short_sources_other_batches_and_scores_far_below_zero(paylo
     cases, answers = probes.read_answer(payload), probes.outputs_of(REFERENCE, payload)
     numbers = range(len(LABELS))
     assert all(cases[f"case{i}.next_mask"].shape == cases[f"case{i}.mask"].shape for i in numbers)
+    # a batch of several rows with no empty row, as a training batch's mask is (red team, round 15)
+    assert all(cases[f"case{i}.next_mask"].any(axis=1).all() and len(cases[f"case{i}.next_mask"]) > 1 for i in numbers)
     resized = [cases[f"case{i}.resized_mask"].shape for i in numbers]
     for score in probes.SCORES:  # a one- and a two-token source for each score, in every grade
         assert {1, 2} <= {length for (_, length), i in zip(resized, numbers) if cases[f"case{i}.score"] == score}

@@ -83,6 +83,7 @@ def test_text_report_puts_pitfalls_first():
     assert "caught by test_order" in text
     assert "MISSED" in text
     assert "falls in: reads padding" in text
+    assert "not recognised" in text  # s01: the module fails, and is not recognised as falling in it
     assert "pitfalls missed: s05" in text
     # and what the student can do about it, as the Gradescope format says it
     assert "s05: every test passed on a luong.py with this pitfall (reads padding); the course test that catches it" \
@@ -95,6 +96,8 @@ def test_kills_of_an_invalid_suite_are_not_shown_as_caught():
                        "invalid_reason": "killed s01 only when run after other implementations"})
     text = render_text(Report(**{**report.__dict__, "tests": invalid}), width=200)
     assert "caught by" not in text and "killed, not counted (tests invalid)" in text
+    # nor are pitfalls called missed: an invalid suite's runs on the mutants count for nothing
+    assert "pitfalls missed" not in text and "every test passed on" not in text
 
 
 def test_text_report_of_an_error():
