@@ -342,6 +342,12 @@ def _probe(runner: WarmRunner, catalogue: Catalogue, submission: Submission, set
            expected: Future[ReferenceProbes]) -> probes.ProbeVerdict:
     chapter, (payload, reference_outputs, slack) = runner.chapter, expected.result()
     call = runner.call(submission.impl, "probe", payload, timeout=settings.probe_timeout)
+    if call.outcome is Outcome.TIMEOUT:
+        reason = (f"the probe run did not finish within {settings.probe_timeout:g} s (GRADER_PROBE_TIMEOUT): the "
+                  "probes read every score in both dtypes, at widths up to 64, sources up to 40 tokens and batches "
+                  "up to about 10 rows, several times; a module that loops in Python over tokens or widths can "
+                  "take that long (numpy's array operations over whole batches do not)")
+        return probes.ProbeVerdict(agree=False, disagreements=(reason,), behaves_like=())
     if call.outcome is not Outcome.PASSED:
         reason = f"the probe run {call.outcome.value}: {_clip(call.message)}"
         return probes.ProbeVerdict(agree=False, disagreements=(reason,), behaves_like=())

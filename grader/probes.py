@@ -26,7 +26,7 @@ import numpy as np
 
 from grader.report.model import clipped
 from grader.runner.inside import probe as probe_executor
-from grader.runner.inside.probe import AGAIN, CACHED, ECHOED, FROZEN, NEXT, RESIZED
+from grader.runner.inside.probe import AGAIN, CACHED, ECHOED, FIRST, FROZEN, NEXT, RESIZED
 
 SCORES = ("dot", "general", "concat")
 
@@ -68,7 +68,7 @@ MAX_QUOTED_CHARS = 200  # of any student-derived text a disagreement quotes
 # The reads of a numbers case, by the prefix of their outputs' names (runner/inside/probe.py), in
 # the order a disagreement names them; the first read's outputs have no prefix.
 READS = ("", CACHED, FROZEN, NEXT, CACHED + NEXT, RESIZED, CACHED + AGAIN)
-FIRST_READ = "first"
+FIRST_READ = FIRST
 OF_NO_READ = frozenset({*ECHOED, "dtypes"})  # what a case's answer holds besides the reads' outputs
 # What np.savez writes, and so all an answer may hold: numbered cases' arrays of bools, numbers or text.
 ANSWER_MEMBER = re.compile(r"case\d+\..+\.npy", re.DOTALL)
@@ -619,6 +619,10 @@ def _read_names(reads: list[str]) -> str:
     return ", ".join(read or FIRST_READ for read in reads)
 
 
+def _and_more(lines: list[str], shown: int = 3) -> str:
+    return f" and {len(lines) - shown} more" if len(lines) > shown else ""
+
+
 def _contract_problems(case: str, wrong: list[str], student: dict[str, np.ndarray],
                        reference: dict[str, np.ndarray]) -> list[str]:
     """What differs in the contract case: parameters, query_from, or which calls raise ValueError."""
@@ -631,12 +635,12 @@ def _contract_problems(case: str, wrong: list[str], student: dict[str, np.ndarra
             calls = reference[f"{case}.calls"].tolist()
             lines = [f"{call} should give {should}, gave {_clip(str(gave))}"
                      for call, should, gave in zip(calls, ours, theirs) if should != gave]
-            problems.append(f"{len(lines)} of {len(calls)} validation calls differ: " + "; ".join(lines[:3]))
+            problems.append(f"{len(lines)} of {len(calls)} validation calls differ: " + "; ".join(lines[:3])
+                            + _and_more(lines))
         elif theirs is not None:
             lines = [f"{_clip(repr(gave))} (should be {should!r})"
                      for should, gave in zip(ours, theirs) if should != gave]
-            more = f" and {len(lines) - 3} more" if len(lines) > 3 else ""
-            problems.append(f"{name}: " + ", ".join(lines[:3]) + more)
+            problems.append(f"{name}: " + ", ".join(lines[:3]) + _and_more(lines))
         else:
             should, got = reference[key].tolist(), student.get(key)
             problems.append(f"{name} should be {_clip(str(should))}, got {_clip(str(got))}")

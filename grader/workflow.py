@@ -69,7 +69,8 @@ def start(*, chapter_id: str, repo: Path, force: bool = False) -> Started:
     except (OSError, SyntaxError) as exc:
         raise WorkflowError(f"cannot read the contract {contract}: {exc}") from exc
     if not repo.is_dir():
-        raise WorkflowError(f"{repo}: not a folder (expected a course repository)")
+        raise WorkflowError(f"{repo}: not a folder (expected your course repository; to start in a new one, "
+                            "make the folder first)")
     try:  # through a linked folder, --force would overwrite whatever the link leads to
         impl, tests = repo_path(repo, chapter.student.impl), repo_path(repo, chapter.student.tests)
     except IntakeError as exc:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 
 from rich.console import Console, Group
 from rich.table import Table
@@ -12,6 +13,7 @@ from grader.probes import FIRST_READ
 from grader.report.model import Report, TestsVerdict, Verdict
 from grader.runner.inside.probe import AGAIN, CACHED, FROZEN, NEXT, RESIZED
 
+READS_NAMED = re.compile(r"\((every read|reads? |in the )")  # in a disagreement that names outputs (probes.by_read)
 STYLE = {"pass": "bold green", "fail": "bold red", "invalid": "bold red", "error": "bold yellow"}
 PROBE_LEGEND = (
     "each case reads the module several times; a name in parentheses says in which reads an output differs, "
@@ -26,8 +28,9 @@ PROBE_LEGEND = (
     "scores as the module gives them; later_ at a decoder's later step, a new query and mask on the same keys and "
     "proj; grad_query and grad_keys the inputs' gradients and grad:NAME a parameter's, of a sum of the outputs "
     "weighed at random; inputs_kept says the inputs came back unchanged. Among the rows: one whose real token "
-    "scores far below zero (-2^120 in float32), which padding filled with any finite number would outweigh, and "
-    "one whose scores reach 200, which float32's exp overflows on unless the softmax subtracts the row's maximum."
+    "scores far below zero (-2^120 in float32, -2^1000 in float64: a difference of 1e+36 or 1e+300 is that row's "
+    "score), which padding filled with any finite number would outweigh, and one whose scores reach 200, which "
+    "float32's exp overflows on unless the softmax subtracts the row's maximum."
 )
 SURVIVORS_HINT = (
     "a pool mutant is the reference with one small change; its code is not shown, as it would show the "
@@ -118,9 +121,10 @@ def _implementation(report: Report) -> Group:
     table = course_test_table(impl.tests)
     probes = Text("Trusted probes: agree with the reference" if impl.probes_agree else "Trusted probes: disagree")
     lines = [head, table, probes] + [_hanging("  - ", d, style="red") for d in impl.probe_disagreements]
-    if not impl.probes_agree:
+    compared = any(READS_NAMED.search(line) for line in impl.probe_disagreements)  # not a run that timed out
+    if compared:
         lines.append(_hanging("  Reading them: ", PROBE_LEGEND, style="yellow"))
-    if not impl.probes_agree and all(test.outcome == "passed" for test in impl.tests):
+    if compared and all(test.outcome == "passed" for test in impl.tests):
         lines.append(_hanging("  ", "Every course test passes, but the probes check more than they do (other widths, "
                               "lengths and batches, both dtypes, a decoder's repeated reads, a module built from an rng "
                               "and never loaded, inputs that need no gradient, scores far from zero, the contract's edge cases): the lines above say where "

@@ -111,3 +111,17 @@ def test_a_misspelt_class_is_named_first_and_the_tests_it_stopped_say_so(tmp_pat
     assert "valid Python names" not in tests[0]["message"]
     not_run = [test for test in tests if test["message"].startswith("not run: the course tests could not be collected")]
     assert len(not_run) == 11 and all(test["outcome"] == "error" for test in not_run)
+
+
+def test_probes_that_time_out_say_so_and_not_that_the_module_differs(tmp_path):
+    """A module too slow for the probes' deadline is told the deadline and why the probes take
+    long, with no legend of outputs that were never compared (red team, round 15)."""
+    impl = tmp_path / "luong.py"
+    impl.write_text((REPO_ROOT / "reference/L4.3/variants/luong_variant.py").read_text() + (
+        "\n\nimport time as _time\n_forward = LuongAttention.forward\n\n\n"
+        "def _slow(self, *args, **kwargs):\n    _time.sleep(0.02)\n    return _forward(self, *args, **kwargs)\n\n\n"
+        "LuongAttention.forward = _slow\n"))
+    result = grader("grade", "--impl", str(impl), env={"GRADER_PROBE_TIMEOUT": "1"})
+    assert result.returncode == 1
+    assert "the probe run did not finish within 1 s (GRADER_PROBE_TIMEOUT)" in " ".join(result.stdout.split())
+    assert "Reading them:" not in result.stdout and "where your module differs" not in result.stdout

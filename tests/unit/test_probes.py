@@ -226,7 +226,8 @@ def test_an_implementation_that_raises_is_described(payload, pitfall_outputs):
                                       '        raise RuntimeError("not written yet")\n')
     student = probes.outputs_of(load_trusted_module(CHAPTER, "raises", source.encode()), payload)
     verdict = probes.judge(student, probes.outputs_of(REFERENCE, payload), lambda cases: pitfall_outputs)
-    assert verdict.disagreements == tuple(f"{label}: the implementation raised RuntimeError: not written yet"
+    assert verdict.disagreements == tuple(f"{label}: the implementation raised RuntimeError: not written yet "
+                                          "(in the first read)"
                                           for label in LABELS)
     assert verdict.behaves_like == ()
 
@@ -289,6 +290,8 @@ def test_a_module_that_accepts_a_wrong_mask_is_named(payload):
                        "        self._check_inputs(query, keys)")
     assert len(lines) == 1 and "validation calls differ" in lines[0]
     assert "should give ValueError naming the mask, gave" in lines[0]
+    differ = int(lines[0].partition("contract: ")[2].partition(" of ")[0])  # three shown, and the count of the rest
+    assert differ > 3 and lines[0].endswith(f" and {differ - 3} more"), lines
 
 
 def test_the_contract_names_parameters_and_query_from(payload):
@@ -303,7 +306,8 @@ def test_the_contract_names_parameters_and_query_from(payload):
     assert "float64' (should be 'dot: combine.weight" in contract and "float32')" in contract
     # and a module used in float32 as it is built (the frozen: read) mixes the two
     assert [line.partition(":")[0] for line in built] == LABELS[3:]
-    assert all("the implementation raised TypeError: dtype mismatch: float32 and float64" in line for line in built)
+    assert all("the implementation raised TypeError: dtype mismatch: float32 and float64" in line
+               and line.endswith("(in the frozen: read)") for line in built)
 
 
 def test_float32_is_checked_as_well_as_float64(payload):

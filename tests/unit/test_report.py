@@ -34,7 +34,7 @@ def sample(tests_verdict=TestsVerdict.FAIL) -> Report:
         verdict=Verdict.FAIL,
         tests=(CourseTest("test_hand_example_dot", "passed"), CourseTest("test_masked", "failed", "assert 0.25 == 0")),
         probes_agree=False,
-        probe_disagreements=("dot: differs in context (max abs difference 0.5)",),
+        probe_disagreements=("dot: differs in context (every read), max abs difference 0.5",),
         behaves_like=("s05",),
     )
     tests = Tests(
@@ -88,6 +88,16 @@ def test_text_report_puts_pitfalls_first():
     # and what the student can do about it, as the Gradescope format says it
     assert "s05: every test passed on a luong.py with this pitfall (reads padding); the course test that catches it" \
            " is test_mask" in " ".join(text.split())
+
+
+def test_the_legend_is_shown_only_under_lines_that_name_reads():
+    assert "Reading them:" in render_text(sample())
+    report = sample()
+    timed_out = Implementation(**{**report.implementation.__dict__, "tests": (CourseTest("test_a", "passed"),),
+                                  "probe_disagreements": ("the probe run did not finish within 10 s",)})
+    text = render_text(Report(**{**report.__dict__, "implementation": timed_out}))
+    assert "the probe run did not finish within 10 s" in text
+    assert "Reading them:" not in text and "where your module differs" not in text  # nothing was compared
 
 
 def test_kills_of_an_invalid_suite_are_not_shown_as_caught():

@@ -32,6 +32,7 @@ NEXT = "next_"  # prefix of the second read's inputs and outputs
 AGAIN = "again_"  # prefix of the outputs of the cached module's third read, the first inputs without proj
 FROZEN = "frozen:"  # prefix of the outputs of the reads whose inputs need no gradient
 RESIZED = "resized_"  # prefix of the plain module's last read's inputs and outputs, another batch and length
+FIRST = "first"  # how a report names the read whose outputs have no prefix
 
 
 def run(module, payload: bytes) -> bytes:
@@ -41,6 +42,8 @@ def run(module, payload: bytes) -> bytes:
     for index, case in sorted(cases.items()):
         try:
             outputs = _CASE_KINDS[str(case["kind"])](module, case)
+        except ReadFailed as failed:
+            outputs = {"error": np.array(_error_text(failed.error, f" (in the {failed.read or FIRST} read)"))}
         except Exception as exc:  # noqa: BLE001 - the implementation under test may raise anything
             outputs = {"error": np.array(_error_text(exc))}
         echoed = {key: case[key] for key in ECHOED if key in case}  # so the grader can name the case
@@ -50,8 +53,23 @@ def run(module, payload: bytes) -> bytes:
     return buffer.getvalue()
 
 
-def _error_text(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {exc}"[:MAX_ERROR_CHARS]
+def _error_text(exc: BaseException, where: str = "") -> str:
+    return f"{type(exc).__name__}: {exc}"[:MAX_ERROR_CHARS - len(where)] + where
+
+
+class ReadFailed(Exception):
+    """The module raised during one read of a numbers case: which read says what was asked of it."""
+
+    def __init__(self, read: str, error: Exception) -> None:
+        super().__init__(read)
+        self.read, self.error = read, error
+
+
+def _in_read(read: str, run, *args, **kwargs) -> dict:
+    try:
+        return run(*args, **kwargs)
+    except Exception as exc:  # noqa: BLE001 - the implementation under test may raise anything
+        raise ReadFailed(read, exc) from exc
 
 
 def _split_cases(archive) -> dict[int, dict[str, np.ndarray]]:
@@ -75,18 +93,20 @@ def _numbers(module, case: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     dtype = np.dtype(str(case["dtype"]))
     plain, cached = _loaded(module, case, dtype), _loaded(module, case, dtype)
     outputs = {
-        **_read_and_backprop(plain, case, dtype, cached=False),
-        **_prefixed(CACHED, _read_and_backprop(cached, case, dtype, cached=True)),
-        **_prefixed(FROZEN, _read_with_frozen_inputs(module, case, dtype)),
+        **_in_read("", _read_and_backprop, plain, case, dtype, cached=False),
+        **_prefixed(CACHED, _in_read(CACHED, _read_and_backprop, cached, case, dtype, cached=True)),
+        **_prefixed(FROZEN, _in_read(FROZEN, _read_with_frozen_inputs, module, case, dtype)),
         "scores": plain.scores(_given(case, "query", dtype), _given(case, "keys", dtype)).data,
     }
     for attention in (plain, cached):
         attention.load_state_dict(_weights(case, NEXT + "param:", dtype))
-    outputs.update(_prefixed(NEXT, _read_and_backprop(plain, case, dtype, cached=False, step=NEXT)))
-    outputs.update(_prefixed(CACHED + NEXT, _read_and_backprop(cached, case, dtype, cached=True, step=NEXT)))
-    outputs.update(_prefixed(RESIZED, _read_and_backprop(plain, case, dtype, cached=False, step=RESIZED)))
-    # and without proj, after project_keys saw other keys: no projection may be remembered
-    outputs.update(_prefixed(CACHED + AGAIN, _read_and_backprop(cached, case, dtype, cached=False)))
+    for read, attention, cached_read, step in ((NEXT, plain, False, NEXT), (CACHED + NEXT, cached, True, NEXT),
+                                               (RESIZED, plain, False, RESIZED),
+                                               # without proj, after project_keys saw other keys: no
+                                               # projection may be remembered
+                                               (CACHED + AGAIN, cached, False, "")):
+        outputs.update(_prefixed(read, _in_read(read, _read_and_backprop, attention, case, dtype,
+                                                cached=cached_read, step=step)))
     dtypes = np.array([f"{name} {np.asarray(value).dtype if value is not None else None}"
                        for name, value in outputs.items()])
     values = {k: np.asarray(v if v is not None else np.nan, dtype=np.float64) for k, v in outputs.items()}
