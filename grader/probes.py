@@ -26,7 +26,15 @@ import numpy as np
 
 from grader.report.model import clipped
 from grader.runner.inside import probe as probe_executor
-from grader.runner.inside.probe import AGAIN, CACHED, ECHOED, FIRST, FROZEN, NEXT, RESIZED
+from grader.runner.inside.probe import (
+    AGAIN,
+    CACHED,
+    ECHOED,
+    FIRST,
+    FROZEN,
+    NEXT,
+    RESIZED,
+)
 
 SCORES = ("dot", "general", "concat")
 
