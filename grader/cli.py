@@ -67,8 +67,7 @@ def check(
     out: Path | None = OUT,
     backend: Backend = BACKEND,
 ) -> None:
-    """Full check of a course repo: course tests and probes on your luong.py, then the mutation
-    grade of your tests (python/tests/l4-3-luong/)."""
+    """Full check of a course repo: your luong.py (course tests, probes), then your tests' mutation grade."""
     report = grade(GradeRequest(chapter=chapter, repo=repo, backend=backend.value))
     if report.implementation is not None and report.tests is None:  # say where the tests were looked for
         folder = repo / load_chapter(chapter).student.tests

@@ -123,25 +123,30 @@ def summarize(reports: Sequence[pytest.TestReport], graded_file: str | None = No
     return Outcome.PASSED, ""
 
 
+MAX_PLACES = 3  # of the graded file's lines a failure's place names
+
+
 def _message(report: pytest.TestReport, graded_file: str | None) -> str:
     crash = getattr(report.longrepr, "reprcrash", None)
     if crash is not None:
-        path, line = _place_in(graded_file, report.longrepr) or (crash.path, crash.lineno)
-        return f"{Path(path).name}:{line}: {crash.message}"
+        lines = _lines_in(graded_file, report.longrepr)
+        where = f"{Path(graded_file).name}:{'→'.join(lines)}" if lines else f"{Path(crash.path).name}:{crash.lineno}"
+        return f"{where}: {crash.message}"
     return report.longreprtext
 
 
-def _place_in(graded_file: str | None, longrepr) -> tuple[str, int] | None:
-    """The deepest (path, line) of ``longrepr``'s traceback in ``graded_file``: an error numpy or
-    the substrate raised is the student's to fix where their module made the call, and the place
-    numpy's own file gave them nothing to look at (red team, round 14). pytest writes a frame's
-    path relative to the working directory when that is shorter."""
+def _lines_in(graded_file: str | None, longrepr) -> list[str]:
+    """The lines of ``graded_file`` that ``longrepr``'s traceback passed through, outermost first,
+    the last MAX_PLACES of them: an error numpy or the substrate raised is the student's to fix
+    where their module made the call (numpy's own file gave them nothing to look at), and the
+    deepest such line can be a helper of theirs, called from the line that is wrong (red team,
+    rounds 14 and 15). pytest writes a frame's path relative to the working directory when that
+    is shorter."""
     entries = getattr(getattr(longrepr, "reprtraceback", None), "reprentries", ())
-    for entry in reversed(entries if graded_file is not None else ()):
-        place = getattr(entry, "reprfileloc", None)
-        if place is not None and os.path.normpath(os.path.join(os.getcwd(), place.path)) == graded_file:
-            return place.path, place.lineno
-    return None
+    places = [getattr(entry, "reprfileloc", None) for entry in (entries if graded_file is not None else ())]
+    return [str(place.lineno) for place in places
+            if place is not None and os.path.normpath(os.path.join(os.getcwd(), place.path)) == graded_file
+            ][-MAX_PLACES:]
 
 
 def run_items(items: Sequence[pytest.Item], *, stop_early: bool, recorder: Recorder) -> None:
