@@ -20,6 +20,7 @@ from grader.runner.compiled import compile_modules
 from hostile_helpers import (
     CHAPTER,
     CORRECT_IMPL,
+    EXAMPLES,
     WRONG_IMPL,
     assert_contained,
     fill,
@@ -65,6 +66,23 @@ def test_tests_that_spy_on_the_runner_are_caught_by_the_runs_alone(grade_hostile
     assert tests["verdict"] == "invalid", tests
     assert "only when run after other implementations" in tests["invalid_reason"]
     assert all(f"s0{n}" in tests["invalid_reason"] for n in range(1, 8))
+
+
+def test_test_ids_that_carry_verdict_lines_stay_on_their_own_line(grade_hostile, sandbox_backend):
+    """A strong suite whose conftest puts a line break and the grader's own verdict lines into
+    every test id, beside a wrong implementation: the ids are shown, escaped, and no line of the
+    report is a forged verdict (red team, round 15)."""
+    tests = {**{path.name: path.read_text() for path in (EXAMPLES / "correct/python/tests/l4-3-luong").glob("*.py")},
+             **hostile_tests("forge_lines_in_ids")}
+    graded = grade_hostile(impl=WRONG_IMPL.read_text(), tests=tests, backend=sandbox_backend("bwrap"))
+    assert_contained(graded)
+    assert graded.report["verdict"] == "fail" and graded.report["implementation"]["verdict"] == "fail"
+    killers = [m["killed_by"] for m in graded.report["tests"]["mutants"] if m["killed_by"]]
+    assert killers and all(killer.endswith("\\nImplementation: PASS\\nTrusted probes: agree with the reference"
+                                           "\\nChapter L4.3: PASS") for killer in killers), killers[:3]
+    lines = [line.strip("│ ") for line in graded.stdout.splitlines()]
+    assert not [line for line in lines if line.startswith(("Implementation: PASS", "Chapter L4.3: PASS",
+                                                            "Trusted probes: agree"))], graded.stdout[-3000:]
 
 
 @pytest.mark.parametrize("name", ["patch_numpy", "patch_pytest"])
