@@ -24,6 +24,7 @@ from grader.report.model import (
     Report,
     Tests,
     TestsVerdict,
+    indented,
 )
 from grader.report.schemas import validator
 from grader.report.text import render_text
@@ -81,14 +82,16 @@ def _entry(name: str, points: float, max_points: float, output: str, tags: list[
 
 def _course_entry(test: CourseTest, probes_agree: bool) -> dict:
     passed = test.outcome == PASSED
-    output = (UNTRUSTED_PASS if not probes_agree else "passed") if passed else f"{test.outcome}: {test.message}".rstrip(": ")
+    output = ((UNTRUSTED_PASS if not probes_agree else "passed") if passed
+              else indented(f"{test.outcome}: {test.message}".rstrip(": ")))
     return _entry(f"course test {test.name}", COURSE_TEST_POINTS if passed and probes_agree else 0.0,
                   COURSE_TEST_POINTS, output, ["implementation"])
 
 
 def _probes_entry(implementation: Implementation) -> dict:
     agree = implementation.probes_agree
-    output = "agree" if agree else "disagree:\n" + "\n".join(f"- {line}" for line in implementation.probe_disagreements)
+    output = "agree" if agree else "disagree:\n" + "\n".join(indented(f"- {line}", "  ")
+                                                              for line in implementation.probe_disagreements)
     return _entry("trusted probes agree with the reference", PROBES_POINTS if agree else 0.0, PROBES_POINTS,
                   output, ["implementation"])
 
@@ -121,7 +124,7 @@ def _ungraded_reason(tests: Tests | None) -> str | None:
     if tests is None:
         return "no tests submitted"
     if tests.verdict is TestsVerdict.INVALID:
-        return f"your tests are invalid, so their kills count for nothing: {tests.invalid_reason}"
+        return indented(f"your tests are invalid, so their kills count for nothing: {tests.invalid_reason}")
     if tests.verdict is TestsVerdict.ERROR:
         return "your tests could not be run (the report's error says why)"
     return None

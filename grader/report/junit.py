@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ElementTree
 
-from grader.report.model import MutantResult, Report, Tests, TestsVerdict, ValidityRun
+from grader.report.model import MutantResult, Report, Tests, TestsVerdict, ValidityRun, headline, indented
 
 PASSED, SKIPPED = "passed", "skipped"
 FAILED_OUTCOMES = frozenset({"failed"})  # the test ran and its assertion failed; anything else is an error
@@ -41,8 +41,8 @@ def _case(suite: ElementTree.Element, name: str, classname: str, *, failure: str
     case = ElementTree.SubElement(suite, "testcase", name=name, classname=classname)
     for tag, message in (("failure", failure), ("error", error), ("skipped", skipped)):
         if message is not None:
-            element = ElementTree.SubElement(case, tag, message=message.splitlines()[0] if message else tag)
-            element.text = message
+            element = ElementTree.SubElement(case, tag, message=headline(message) or tag)
+            element.text = indented(message)
     if out:
         ElementTree.SubElement(case, "system-out").text = out
 

@@ -53,6 +53,28 @@ def one_line(text: str) -> str:
     return printable(text).replace("\n", "\\n").replace("\t", "\\t")
 
 
+MAX_HEADLINE_CHARS = 300
+
+
+def headline(message: str) -> str:
+    """A message's first line, as a table cell or a JUnit attribute shows it; when that line ends
+    in a colon (numpy's assertions put their text on the lines after ``AssertionError:``), the
+    lines after it too, joined, as far as MAX_HEADLINE_CHARS: the first line alone said nothing
+    (red team, round 16)."""
+    lines = [line.strip() for line in message.splitlines() if line.strip()]
+    if not lines:
+        return ""
+    return clipped(" ".join(lines) if lines[0].endswith(":") else lines[0], MAX_HEADLINE_CHARS)
+
+
+def indented(text: str, indent: str = "    ") -> str:
+    """``text`` with every line after the first indented: in a format a reader sees as lines
+    (Gradescope's output, a JUnit failure's body), no line of a student's message can then pass
+    for one of the report's own ("Implementation: PASS" in an exception's text: red team, round 16)."""
+    first, *rest = text.split("\n") or [""]
+    return "\n".join([first, *(indent + line for line in rest)])
+
+
 def clipped(text: str, limit: int) -> str:
     """At most ``limit`` characters of ``text``, saying how many more there were. A report's free
     text can come from the student's code, and a megabyte of it would flood the report, the

@@ -10,7 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from grader.probes import FIRST_READ
-from grader.report.model import Report, TestsVerdict, Verdict
+from grader.report.model import Report, TestsVerdict, Verdict, headline
 from grader.runner.inside.probe import AGAIN, CACHED, FROZEN, NEXT, RESIZED
 
 READS_NAMED = re.compile(r"\((every read|reads? |in the )")  # in a disagreement that names outputs (probes.by_read)
@@ -140,9 +140,8 @@ def course_test_table(tests, *, title: str | None = None) -> Table:
     table.add_column("message")
     for test in tests:
         style = "green" if test.outcome == "passed" else "red"
-        first_line = test.message.splitlines()[0] if test.message else ""
         # Text(), never a bare str: rich would read brackets in a message as markup
-        table.add_row(Text(test.name), Text(test.outcome, style=style), Text(first_line))
+        table.add_row(Text(test.name), Text(test.outcome, style=style), Text(headline(test.message)))
     return table
 
 

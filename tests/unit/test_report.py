@@ -10,9 +10,7 @@ import jsonschema
 import pytest
 
 from grader.report.formats import RENDERERS
-from grader.report.json_report import render_json
-from grader.report.text import render_text
-from grader.report.json_report import validate
+from grader.report.json_report import render_json, validate
 from grader.report.model import (
     CourseTest,
     Implementation,
@@ -24,7 +22,9 @@ from grader.report.model import (
     TestsVerdict,
     ValidityRun,
     Verdict,
+    headline,
 )
+from grader.report.text import render_text
 
 PITFALLS = (Pitfall("s01", "W_c [h ; c]", "garbage", "test_order"), Pitfall("s05", "-1e9", "reads padding", "test_mask"))
 
@@ -217,6 +217,33 @@ def test_a_test_id_is_one_line_wherever_it_is_shown():
     assert not [line for line in text.splitlines() if "Implementation: PASS" in line.split("\\n")[0]]
     outputs = [entry["output"] for entry in json.loads(RENDERERS["gradescope"](report))["tests"]]
     assert not [line for output in outputs for line in output.splitlines() if line.startswith("Implementation: PASS")]
+
+
+def test_a_message_s_lines_cannot_pass_for_the_report_s_own_in_any_format():
+    """An exception's text is quoted by the course-test rows and the probe lines; its further
+    lines are indented in Gradescope's outputs and JUnit's bodies as in the text report (red
+    team, round 16: 'Implementation: PASS' at the start of a line there)."""
+    forged = "concat is not done yet\nImplementation: PASS\nChapter L4.3: PASS"
+    report = sample()
+    implementation = Implementation(**{**report.implementation.__dict__, "probe_disagreements": (forged,),
+                                       "tests": (CourseTest("test_masked", "failed", forged),)})
+    report = Report(**{**report.__dict__, "implementation": implementation,
+                       "tests": Tests(**{**report.tests.__dict__, "verdict": TestsVerdict.INVALID,
+                                         "invalid_reason": forged})})
+    gradescope = "\n".join(entry["output"] for entry in json.loads(RENDERERS["gradescope"](report))["tests"])
+    junit = "\n".join(element.text or "" for element in ElementTree.fromstring(RENDERERS["junit"](report).encode()).iter())
+    for written in (gradescope, junit, render_text(report)):
+        assert "concat is not done yet" in written
+        assert not [line for line in written.splitlines() if line.startswith(("Implementation: PASS",
+                                                                              "Chapter L4.3: PASS"))]
+
+
+def test_a_numpy_assertion_s_text_is_in_the_headline():
+    """np.testing puts its text on the lines after 'AssertionError:': the first line alone said
+    nothing, in the text table and in JUnit's message attribute (red team, round 16)."""
+    message = "test_luong.py:80: AssertionError: \n\nNot equal to tolerance rtol=1e-06\n[0, 2]: 0.665 (ACTUAL)"
+    assert headline(message) == "test_luong.py:80: AssertionError: Not equal to tolerance rtol=1e-06 [0, 2]: 0.665 (ACTUAL)"
+    assert headline("luong.py:3: ValueError: bad\nmore") == "luong.py:3: ValueError: bad"
 
 
 def test_the_workflow_results_are_printable_too():
