@@ -117,15 +117,14 @@ def _resized_lengths(rng: np.random.Generator) -> np.ndarray:
     axis of a one-token source, a branch on short sources: red team, round 11), and from 1 to 11
     in the rest. Every score in every grade: two drawn cases in all left a score without a
     one-token read in half the grades (red team, round 14). A band whose resized read is one row
-    reads two tokens or more there, or a wrong score would not show: one token takes all the
-    weight whatever it scores."""
-    lone = [band.lone_row for band in NUMBERS]
+    reads three tokens or more there, so that the row has padding and more than one real token
+    (_mask), or a module that forgets the mask, or scores wrongly, for one row would not show:
+    one token takes all the weight whatever it scores (red team, rounds 15 and 16)."""
+    lone = np.array([band.lone_row for band in NUMBERS])
     lengths = rng.integers(1, 12, size=(len(NUMBERS), len(SCORES)))
-    lengths[lone] = np.maximum(lengths[lone], 2)
+    lengths[lone] = np.maximum(lengths[lone], 3)
     for score in range(len(SCORES)):
-        one = rng.choice(np.flatnonzero(~np.array(lone)))
-        two = rng.choice([band for band in range(len(NUMBERS)) if band != one])
-        lengths[[one, two], score] = (1, 2)
+        lengths[rng.choice(np.flatnonzero(~lone), size=2, replace=False), score] = (1, 2)
     return lengths.ravel()
 
 
@@ -136,7 +135,9 @@ def _numbers_case(rng: np.random.Generator, reference, score: str, band: Band,
     # small widths in float64 and larger ones in float32, so each score meets both. The rows come
     # in a drawn order and number; the next read has the first's shape (a module that keeps what
     # it built for a shape must not agree) but no empty row, as a training batch's mask has none
-    # (_lengths_mask), the resized one another shape. One row of the first read
+    # (_lengths_mask), and its later step no padding at all, as a batch bucketed by length (red
+    # team, rounds 15 and 16: a softmax over the whole batch on a fast path for either passed);
+    # the resized one another shape. One row of the first read
     # scores a real position LARGE_SCORE (see _overflowing), and one put in scores its only real
     # token far below zero (_sunk).
     d, first = int(rng.integers(*band.widths)), (int(rng.integers(*band.lengths)), int(rng.integers(0, 4)))
@@ -148,10 +149,12 @@ def _numbers_case(rng: np.random.Generator, reference, score: str, band: Band,
     for step, (length, rows) in shapes.items():
         mask = _lengths_mask(rng, length, batch) if step == NEXT else _mask(rng, length, rows)
         batch = len(mask)
+        # the next read's later step: no padding at all, as in a batch bucketed by length
+        later_mask = np.ones_like(mask) if step == NEXT else _mask(rng, length, rows)
         case.update({
             step + "query": rng.normal(size=(batch, d)),
             step + "later_query": rng.normal(size=(batch, d)),
-            step + "later_mask": _mask(rng, length, rows),
+            step + "later_mask": later_mask,
             step + "keys": rng.normal(size=(batch, length, d)),
             step + "mask": mask,
             step + "up_context": rng.normal(size=(batch, d)),
@@ -229,6 +232,8 @@ def _sunk(rng: np.random.Generator, case: dict[str, np.ndarray], score: str) -> 
         shape = case[NEXT + name].shape[1:]
         if name == "mask":
             ordinary = _lengths_mask(rng, length, 1)[0]
+        elif name == "later_mask":
+            ordinary = np.ones(shape, dtype=bool)
         else:
             ordinary = rng.random(shape) < 0.5 if name.endswith("mask") else rng.normal(size=shape)
         case[NEXT + name] = np.insert(case[NEXT + name], row, ordinary, axis=0)
@@ -245,11 +250,13 @@ def _mask(rng: np.random.Generator, length: int, random_rows: int | None) -> np.
     empty, as many as the length allows, and ``random_rows`` more drawn at random, in a drawn
     order. The contract allows any bool mask and any batch, so a module that tells a row's extent
     or emptiness from its first or last position (or the probe from its row order or number) must
-    not agree by luck. With ``random_rows`` None, one drawn row with two real tokens or more (all
-    of a shorter source): a batch of one."""
+    not agree by luck. With ``random_rows`` None, one drawn row of ``length`` (three or more) with
+    two real tokens or more and padding: a batch of one (its padding was left to chance, and a
+    one-row fast path that forgets the mask passed a quarter of the grades: red team, round 16)."""
     if random_rows is None:
         row = rng.random(length) < 0.5
-        row[rng.permutation(length)[:2]] = True
+        first, second, padded = rng.permutation(length)[:3]
+        row[[first, second]], row[padded] = True, False
         return row[np.newaxis]
     positions = np.arange(length)
     rows = [positions < length, positions < 0]
@@ -627,6 +634,11 @@ def _read_names(reads: list[str]) -> str:
     return ", ".join(read or FIRST_READ for read in reads)
 
 
+def _outcome(attempt: str, returned: str, raised: str) -> str:
+    """An attempt's outcome (probe.py _attempt: "returned", or what it raised) as a sentence says it."""
+    return returned if attempt == "returned" else f"{raised} {_clip(attempt)}"
+
+
 def _and_more(lines: list[str], shown: int = 3) -> str:
     return f" and {len(lines) - shown} more" if len(lines) > shown else ""
 
@@ -641,7 +653,7 @@ def _contract_problems(case: str, wrong: list[str], student: dict[str, np.ndarra
         theirs = theirs.ravel().tolist() if _alike(theirs, reference[key]) else None
         if name == "validation" and theirs is not None:
             calls = reference[f"{case}.calls"].tolist()
-            lines = [f"{call} should give {should}, gave {_clip(str(gave))}"
+            lines = [f"{call} should {_outcome(should, 'return', 'raise')}, but {_outcome(gave, 'returned', 'raised')}"
                      for call, should, gave in zip(calls, ours, theirs) if should != gave]
             problems.append(f"{len(lines)} of {len(calls)} validation calls differ: " + "; ".join(lines[:3])
                             + _and_more(lines))

@@ -22,12 +22,16 @@ PROBE_LEGEND = (
     f"{FROZEN} a fresh module built from an rng, never loaded (its weights written in place, as an optimiser "
     "writes them), trained over inputs that need no gradient (its parameters still do; inference_ with the query "
     f"constant too); {NEXT} and {CACHED + NEXT} both modules again with other weights and the next batch; "
-    f"{RESIZED} the first one a third time, with a batch of another size (one row in float32) and source length, "
+    f"{RESIZED} the first one a third time, with a batch of another size (one row in the cases 'in float32') and "
+    "source length, "
     "down to one token; "
     f"{CACHED + AGAIN} the cached one a third time, without proj. The outputs: context, weights, attentional and "
     "scores as the module gives them; later_ at a decoder's later step, a new query and mask on the same keys and "
     "proj; grad_query and grad_keys the inputs' gradients and grad:NAME a parameter's, of a sum of the outputs "
-    "weighed at random; inputs_kept says the inputs came back unchanged. Among the rows: one whose real token "
+    "weighed at random; inputs_kept says the inputs came back unchanged. What must be exactly 0 is compared "
+    "exactly (a padded position's weight and gradient, an empty row's context, the query's gradient when one "
+    "token takes all the weight): a number there, however small, comes from a path that should not exist. Among "
+    "the rows: one whose real token "
     "scores far below zero (-2^120 in float32, -2^1000 in float64: a difference of 1e+36 or 1e+300 is that row's "
     "score), which padding filled with any finite number would outweigh, and one whose scores reach 200, which "
     "float32's exp overflows on unless the softmax subtracts the row's maximum."
@@ -126,9 +130,10 @@ def _implementation(report: Report) -> Group:
         lines.append(_hanging("  Reading them: ", PROBE_LEGEND, style="yellow"))
     if compared and all(test.outcome == "passed" for test in impl.tests):
         lines.append(_hanging("  ", "Every course test passes, but the probes check more than they do (other widths, "
-                              "lengths and batches, both dtypes, a decoder's repeated reads, a module built from an rng "
-                              "and never loaded, inputs that need no gradient, scores far from zero, the contract's edge cases): the lines above say where "
-                              "your module differs from the reference.", style="yellow"))
+                              "lengths and batches, both dtypes, a decoder's repeated reads, a module built from an "
+                              "rng and never loaded, inputs that need no gradient, scores far from zero, the "
+                              "contract's edge cases): the lines above say where your module differs from the "
+                              "reference.", style="yellow"))
     return Group(*lines)
 
 

@@ -54,7 +54,7 @@ def test_forged_course_results_do_not_buy_a_pass(grade_hostile, sandbox_backend)
     assert_contained(graded)
     implementation = graded.report["implementation"]
     assert implementation["verdict"] == "fail" and not implementation["probes_agree"]
-    assert any("should give ValueError naming the score, gave returned" in line
+    assert any("should raise ValueError naming the score, but returned" in line
                for line in implementation["probe_disagreements"]), implementation["probe_disagreements"]
 
 

@@ -321,7 +321,7 @@ def _attempt(module, call: dict) -> str:
         named = keyword and re.search(keyword, str(exc), re.IGNORECASE)
         return "ValueError" + (f" naming the {keyword}" if named else "")
     except Exception as exc:  # noqa: BLE001 - the implementation under test may raise anything
-        return f"{type(exc).__name__} (not ValueError)"
+        return _error_text(exc)
     return "returned"
 
 
