@@ -10,7 +10,15 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ElementTree
 
-from grader.report.model import MutantResult, Report, Tests, TestsVerdict, ValidityRun, headline, indented
+from grader.report.model import (
+    MutantResult,
+    Report,
+    Tests,
+    TestsVerdict,
+    ValidityRun,
+    headline,
+    indented,
+)
 
 PASSED, SKIPPED = "passed", "skipped"
 FAILED_OUTCOMES = frozenset({"failed"})  # the test ran and its assertion failed; anything else is an error
