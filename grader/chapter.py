@@ -52,6 +52,7 @@ class Chapter:
     pool: Path
     dropped: Path
     decoys: Path  # a folder of patches: correct implementations that look like mutants
+    shape_decoys: Path  # decoys that change the code's shape (calls, names), one drawn in every grade
     manifest: Path
 
 
@@ -106,5 +107,6 @@ def load_chapter(chapter_id: str = DEFAULT_CHAPTER, *, root: Path = REPO_ROOT) -
         pool=resolve("mutants", "pool"),
         dropped=resolve("mutants", "dropped"),
         decoys=resolve("mutants", "decoys"),
+        shape_decoys=resolve("mutants", "shape_decoys"),
         manifest=path,
     )

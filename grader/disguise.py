@@ -51,6 +51,8 @@ def disguise_catalogue(catalogue: Catalogue, rng: random.Random | None = None) -
         variants=tuple(apply(draw(v.decode("utf-8"), rng, lead), v.decode("utf-8")).encode("utf-8")
                        for v in catalogue.variants),
         decoys=tuple(wear(plan, reference, d.decode("utf-8"), rng).encode("utf-8") for d in catalogue.decoys),
+        shape_decoys=tuple(wear(plan, reference, d.decode("utf-8"), rng).encode("utf-8")
+                           for d in catalogue.shape_decoys),
         mutants=tuple(replace(m, source=wear(plan, reference, m.source.decode("utf-8"), rng).encode("utf-8"))
                       for m in catalogue.mutants),
     )

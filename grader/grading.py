@@ -421,8 +421,14 @@ def drawn_decoys(catalogue: Catalogue, settings: Settings) -> dict[str, bytes]:
     ones: to the student, correct implementations like any other. They run alone before the fast
     pass, where a suite that fails what differs from the reference's code, whatever it does,
     fails them too: a fingerprint of the reference leaked through one grade's report (which test
-    killed which mutant) buys nothing in the next without those of the decoys as well."""
-    chosen = random.SystemRandom().sample(catalogue.decoys, min(settings.decoys, len(catalogue.decoys)))
+    killed which mutant) buys nothing in the next without those of the decoys as well. One of them
+    changes the code's shape: every other decoy edits a number or an operator, and a suite that
+    recognised the reference by its calls and names, blind to those, passed (red team, round 16)."""
+    draw = random.SystemRandom()
+    shaped = draw.sample(catalogue.shape_decoys, min(settings.decoys, len(catalogue.shape_decoys), 1))
+    others = [decoy for decoy in (*catalogue.decoys, *catalogue.shape_decoys) if decoy not in shaped]
+    chosen = draw.sample(others, min(settings.decoys - len(shaped), len(others)))
+    chosen = draw.sample([*shaped, *chosen], len(shaped) + len(chosen))  # in a drawn order
     first = len(catalogue.variants) + 1
     return {f"variant {first + index}": source for index, source in enumerate(chosen)}
 

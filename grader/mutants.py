@@ -33,6 +33,7 @@ class Catalogue:
     reference: bytes
     variants: tuple[bytes, ...]
     decoys: tuple[bytes, ...]  # correct, and each one edit away from the reference, as a mutant is
+    shape_decoys: tuple[bytes, ...]  # decoys whose edit changes the code's shape (calls, names)
     pitfalls: tuple[Pitfall, ...]
     mutants: tuple[Mutant, ...]  # pitfall mutants first, in id order, then the pool
     pool: Pool  # the generated pool as frozen (its mutants' operators and places)
@@ -43,7 +44,8 @@ def load_catalogue(chapter: Chapter) -> Catalogue:
     try:
         reference = chapter.reference_impl.read_text(encoding="utf-8")
         variants = tuple(path.read_bytes() for path in chapter.variants)
-        decoys = tuple(_patched(reference, path.read_text("utf-8")) for path in sorted(chapter.decoys.glob("*.patch")))
+        decoys, shape_decoys = (tuple(_patched(reference, path.read_text("utf-8")) for path in sorted(folder.glob("*.patch")))
+                                for folder in (chapter.decoys, chapter.shape_decoys))
         pitfall_table = tomllib.loads(chapter.pitfalls.read_text(encoding="utf-8"))["mutants"]
         pool = load_pool(chapter.manifest)
         pitfall_table = sorted(pitfall_table, key=lambda row: row["id"])
@@ -70,6 +72,7 @@ def load_catalogue(chapter: Chapter) -> Catalogue:
         reference=reference.encode("utf-8"),
         variants=variants,
         decoys=decoys,
+        shape_decoys=shape_decoys,
         pitfalls=pitfalls,
         mutants=pitfall_mutants + pool_mutants,
         pool=pool,

@@ -16,13 +16,15 @@ import pytest
 from grader import probes
 from grader.chapter import load_chapter
 from grader.disguise import disguise_catalogue
-from grader.grading import load_trusted_module
+from grader.grading import drawn_decoys, load_trusted_module
 from grader.mutants import load_catalogue
+from grader.settings import Settings
 
 CHAPTER = load_chapter("L4.3")
 CATALOGUE = load_catalogue(CHAPTER)
-NAMES = [path.stem for path in sorted(CHAPTER.decoys.glob("*.patch"))]
-DECOYS = dict(zip(NAMES, CATALOGUE.decoys))
+SHAPE_NAMES = [path.stem for path in sorted(CHAPTER.shape_decoys.glob("*.patch"))]
+NAMES = [path.stem for path in sorted(CHAPTER.decoys.glob("*.patch"))] + SHAPE_NAMES
+DECOYS = dict(zip(NAMES, CATALOGUE.decoys + CATALOGUE.shape_decoys))
 
 
 def _changed_lines(a: bytes, b: bytes) -> list[str]:
@@ -61,4 +63,14 @@ def test_a_decoy_passes_every_course_test(name, course_test_failures, tmp_path):
 
 def test_in_a_grade_s_disguise_a_decoy_is_still_one_edit_from_the_reference():
     sent = disguise_catalogue(CATALOGUE, random.Random(7))
-    assert all(len(_changed_lines(sent.reference, decoy)) == 2 for decoy in sent.decoys)
+    assert all(len(_changed_lines(sent.reference, decoy)) == 2 for decoy in sent.decoys + sent.shape_decoys)
+
+
+def test_every_grade_draws_a_decoy_that_changes_the_code_s_shape():
+    """Every other decoy edits a number or an operator: a suite that recognised the reference by
+    its calls and names passed them all (red team, round 16)."""
+    assert len(SHAPE_NAMES) >= 3
+    for _ in range(20):
+        drawn = list(drawn_decoys(CATALOGUE, Settings()).values())
+        assert len(drawn) == Settings().decoys and len(set(drawn)) == len(drawn)
+        assert sum(decoy in CATALOGUE.shape_decoys for decoy in drawn) >= 1
