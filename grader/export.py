@@ -53,7 +53,7 @@ def chapter_material(chapter: Chapter) -> list[Path]:
     """Every file or folder of the repository that grading ``chapter`` reads."""
     return [chapter.manifest, chapter.substrate, chapter.reference_impl, *chapter.variants, chapter.contracts,
             chapter.course_tests, chapter.golden, chapter.pitfalls.parent, chapter.pool.parent, chapter.dropped,
-            chapter.decoys]
+            chapter.decoys, chapter.shape_decoys]
 
 
 def _script(name: str, chapter: Chapter) -> str:
