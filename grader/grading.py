@@ -41,7 +41,15 @@ from grader.report.model import (
 from grader.runner.compiled import compile_modules
 from grader.runner.driver import WarmRunner, module_file
 from grader.runner.inside.loader import UNDEFINED, UNSWAPPABLE
-from grader.runner.results import REFERENCE, REFERENCE_AGAIN, Outcome, RunnerError, SuitePass, SuiteRun
+from grader.runner.results import (
+    REFERENCE,
+    REFERENCE_AGAIN,
+    Outcome,
+    RunnerError,
+    SuitePass,
+    SuiteRun,
+    TestOutcome,
+)
 from grader.sandbox import SandboxUnavailable, get_backend
 from grader.settings import Settings, SettingsError
 
@@ -296,15 +304,21 @@ def run_course_tests(runner: WarmRunner, impl: bytes, settings: Settings) -> tup
     every course test the files define must be there, or it counts as an error (a ``luong.py``
     that ended its run reporting no test at all had an empty table, which ``all`` passed)."""
     expected = course_test_names(runner.chapter)
-    reported = [CourseTest(name=name, outcome=t.outcome.value,
-                           message=_clip(t.message if name.partition("[")[0] in expected else _exception_first(t.message)))
-                for t in runner.course_tests(impl, timeout=settings.course_timeout, budget=settings.course_budget)
-                for name in [t.node.rpartition("::")[2]]]
+    reported = [_course_test(test, expected)
+                for test in runner.course_tests(impl, timeout=settings.course_timeout, budget=settings.course_budget)]
     names = {test.name.partition("[")[0] for test in reported}
     uncollected = any(name not in expected for name in names)  # a file that failed to import, or no test at all
     missing = NOT_COLLECTED if uncollected else NO_RESULT
     return tuple(reported) + tuple(CourseTest(name=name, outcome=Outcome.ERROR.value, message=missing)
                                    for name in expected if name not in names)
+
+
+def _course_test(test: TestOutcome, expected: list[str]) -> CourseTest:
+    """A reported course test's row; one that is no course test (a file that failed to import, or
+    <collection>) leads with its exception."""
+    name = test.node.rpartition("::")[2]
+    message = test.message if name.partition("[")[0] in expected else _exception_first(test.message)
+    return CourseTest(name=name, outcome=test.outcome.value, message=_clip(message))
 
 
 def _exception_first(message: str) -> str:
@@ -344,9 +358,8 @@ def _probe(runner: WarmRunner, catalogue: Catalogue, submission: Submission, set
     call = runner.call(submission.impl, "probe", payload, timeout=settings.probe_timeout)
     if call.outcome is Outcome.TIMEOUT:
         reason = (f"the probe run did not finish within {settings.probe_timeout:g} s (GRADER_PROBE_TIMEOUT): the "
-                  "probes read every score in both dtypes, at widths up to 64, sources up to 40 tokens and batches "
-                  "up to about 10 rows, several times; a module that loops in Python over tokens or widths can "
-                  "take that long (numpy's array operations over whole batches do not)")
+                  f"probes read {probes.workload()}; a module that loops in Python over tokens or widths can take "
+                  "that long (numpy's array operations over whole batches do not)")
         return probes.ProbeVerdict(agree=False, disagreements=(reason,), behaves_like=())
     if call.outcome is not Outcome.PASSED:
         reason = f"the probe run {call.outcome.value}: {_clip(call.message)}"
@@ -427,8 +440,8 @@ def drawn_decoys(catalogue: Catalogue, settings: Settings) -> dict[str, bytes]:
     draw = random.SystemRandom()
     shaped = draw.sample(catalogue.shape_decoys, min(settings.decoys, len(catalogue.shape_decoys), 1))
     others = [decoy for decoy in (*catalogue.decoys, *catalogue.shape_decoys) if decoy not in shaped]
-    chosen = draw.sample(others, min(settings.decoys - len(shaped), len(others)))
-    chosen = draw.sample([*shaped, *chosen], len(shaped) + len(chosen))  # in a drawn order
+    chosen = [*shaped, *draw.sample(others, min(settings.decoys - len(shaped), len(others)))]
+    draw.shuffle(chosen)  # the shape decoy's place drawn too
     first = len(catalogue.variants) + 1
     return {f"variant {first + index}": source for index, source in enumerate(chosen)}
 

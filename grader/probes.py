@@ -78,6 +78,9 @@ MAX_QUOTED_CHARS = 200  # of any student-derived text a disagreement quotes
 READS = ("", CACHED, FROZEN, NEXT, CACHED + NEXT, RESIZED, CACHED + AGAIN)
 FIRST_READ = FIRST
 OF_NO_READ = frozenset({*ECHOED, "dtypes"})  # what a case's answer holds besides the reads' outputs
+# In a disagreement line, what names reads (by_read's parentheses, or the read an exception came
+# from): the lines a legend of the reads explains, unlike a probe run that timed out or crashed.
+NAMES_READS = re.compile(r"\((every read|reads? |in the )")
 # What np.savez writes, and so all an answer may hold: numbered cases' arrays of bools, numbers or text.
 ANSWER_MEMBER = re.compile(r"case\d+\..+\.npy", re.DOTALL)
 ANSWER_DTYPE_KINDS = "biufU"
@@ -110,6 +113,15 @@ def _npz(fields: Mapping[str, np.ndarray]) -> bytes:
     return buffer.getvalue()
 
 
+def workload() -> str:
+    """What the probes ask of a module, in words, as NUMBERS and _mask make it (a module too slow
+    for the probe run's deadline is told this)."""
+    widths = max(band.widths[1] for band in NUMBERS) - 1
+    lengths = max(band.lengths[1] for band in NUMBERS) - 1
+    return (f"every score in both dtypes, at widths up to {widths}, sources up to {lengths} tokens and batches "
+            "up to about 10 rows, several times")
+
+
 def _resized_lengths(rng: np.random.Generator) -> np.ndarray:
     """The source length of each numbers case's resized read, in the cases' order (the first
     read's is from NUMBERS' lengths): for each score, 1 in one drawn band and 2 in another, which
@@ -137,9 +149,8 @@ def _numbers_case(rng: np.random.Generator, reference, score: str, band: Band,
     # it built for a shape must not agree) but no empty row, as a training batch's mask has none
     # (_lengths_mask), and its later step no padding at all, as a batch bucketed by length (red
     # team, rounds 15 and 16: a softmax over the whole batch on a fast path for either passed);
-    # the resized one another shape. One row of the first read
-    # scores a real position LARGE_SCORE (see _overflowing), and one put in scores its only real
-    # token far below zero (_sunk).
+    # the resized one another shape. One row of the first read scores a real position LARGE_SCORE
+    # (see _overflowing), and one put in scores its only real token far below zero (_sunk).
     d, first = int(rng.integers(*band.widths)), (int(rng.integers(*band.lengths)), int(rng.integers(0, 4)))
     case = {"kind": np.array("numbers"), "dtype": np.array(band.dtype), "d": np.array(d), "score": np.array(score),
             "seed": np.array(rng.integers(1 << 31))}
@@ -235,7 +246,7 @@ def _sunk(rng: np.random.Generator, case: dict[str, np.ndarray], score: str) -> 
         elif name == "later_mask":
             ordinary = np.ones(shape, dtype=bool)
         else:
-            ordinary = rng.random(shape) < 0.5 if name.endswith("mask") else rng.normal(size=shape)
+            ordinary = rng.normal(size=shape)
         case[NEXT + name] = np.insert(case[NEXT + name], row, ordinary, axis=0)
     return row
 
@@ -600,19 +611,21 @@ def by_read(names: Sequence[str], given: Sequence[str]) -> str:
     the reads it is wrong in, "(every read)" when it is wrong in every read that gives it
     (``given``: all the case's outputs). A wrong module is mostly wrong in every read, and seven
     reads named one by one made a line of fifty names. Outputs wrong in the same reads share them."""
-    giving: dict[str, list[str]] = {}
-    for name in given:
-        read, output = _read_and_output(name)
-        giving.setdefault(output, []).append(read)
-    wrong_in: dict[str, list[str]] = {}
-    for name in names:
-        read, output = _read_and_output(name)
-        wrong_in.setdefault(output, []).append(read)
+    giving = _reads_by_output(given)
     groups: dict[str, list[str]] = {}
-    for output, reads in wrong_in.items():
+    for output, reads in _reads_by_output(names).items():
         where = "" if output in OF_NO_READ else f" ({_which_reads(reads, giving.get(output, reads))})"
         groups.setdefault(where, []).append(output)
     return " and ".join(f"{', '.join(outputs)}{where}" for where, outputs in groups.items())
+
+
+def _reads_by_output(names: Sequence[str]) -> dict[str, list[str]]:
+    """Each output of ``names`` with the reads it is named in, in the order met."""
+    reads: dict[str, list[str]] = {}
+    for name in names:
+        read, output = _read_and_output(name)
+        reads.setdefault(output, []).append(read)
+    return reads
 
 
 def _read_and_output(name: str) -> tuple[str, str]:

@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 import io
-import re
 
 from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
-from grader.probes import FIRST_READ
+from grader.probes import FIRST_READ, NAMES_READS
 from grader.report.model import Report, TestsVerdict, Verdict, headline
 from grader.runner.inside.probe import AGAIN, CACHED, FROZEN, NEXT, RESIZED
 
-READS_NAMED = re.compile(r"\((every read|reads? |in the )")  # in a disagreement that names outputs (probes.by_read)
 STYLE = {"pass": "bold green", "fail": "bold red", "invalid": "bold red", "error": "bold yellow"}
 PROBE_LEGEND = (
     "each case reads the module several times; a name in parentheses says in which reads an output differs, "
@@ -23,18 +21,16 @@ PROBE_LEGEND = (
     "writes them), trained over inputs that need no gradient (its parameters still do; inference_ with the query "
     f"constant too); {NEXT} and {CACHED + NEXT} both modules again with other weights and the next batch; "
     f"{RESIZED} the first one a third time, with a batch of another size (one row in the cases 'in float32') and "
-    "source length, "
-    "down to one token; "
-    f"{CACHED + AGAIN} the cached one a third time, without proj. The outputs: context, weights, attentional and "
-    "scores as the module gives them; later_ at a decoder's later step, a new query and mask on the same keys and "
-    "proj; grad_query and grad_keys the inputs' gradients and grad:NAME a parameter's, of a sum of the outputs "
-    "weighed at random; inputs_kept says the inputs came back unchanged. What must be exactly 0 is compared "
-    "exactly (a padded position's weight and gradient, an empty row's context, the query's gradient when one "
-    "token takes all the weight): a number there, however small, comes from a path that should not exist. Among "
-    "the rows: one whose real token "
-    "scores far below zero (-2^120 in float32, -2^1000 in float64: a difference of 1e+36 or 1e+300 is that row's "
-    "score), which padding filled with any finite number would outweigh, and one whose scores reach 200, which "
-    "float32's exp overflows on unless the softmax subtracts the row's maximum."
+    f"source length, down to one token; {CACHED + AGAIN} the cached one a third time, without proj. The outputs: "
+    "context, weights, attentional and scores as the module gives them; later_ at a decoder's later step, a new "
+    "query and mask on the same keys and proj; grad_query and grad_keys the inputs' gradients and grad:NAME a "
+    "parameter's, of a sum of the outputs weighed at random; inputs_kept says the inputs came back unchanged. "
+    "What must be exactly 0 is compared exactly (a padded position's weight and gradient, an empty row's "
+    "context, the query's gradient when one token takes all the weight): a number there, however small, comes "
+    "from a path that should not exist. Among the rows: one whose real token scores far below zero (-2^120 in "
+    "float32, -2^1000 in float64: a difference of 1e+36 or 1e+300 is that row's score), which padding filled "
+    "with any finite number would outweigh, and one whose scores reach 200, which float32's exp overflows on "
+    "unless the softmax subtracts the row's maximum."
 )
 SURVIVORS_HINT = (
     "a pool mutant is the reference with one small change; its code is not shown, as it would show the "
@@ -125,7 +121,7 @@ def _implementation(report: Report) -> Group:
     table = course_test_table(impl.tests)
     probes = Text("Trusted probes: agree with the reference" if impl.probes_agree else "Trusted probes: disagree")
     lines = [head, table, probes] + [_hanging("  - ", d, style="red") for d in impl.probe_disagreements]
-    compared = any(READS_NAMED.search(line) for line in impl.probe_disagreements)  # not a run that timed out
+    compared = any(NAMES_READS.search(line) for line in impl.probe_disagreements)  # not a run that timed out
     if compared:
         lines.append(_hanging("  Reading them: ", PROBE_LEGEND, style="yellow"))
     if compared and all(test.outcome == "passed" for test in impl.tests):
