@@ -158,10 +158,11 @@ def _numbers_case(rng: np.random.Generator, reference, score: str, band: Band,
     shapes = {"": first, NEXT: first, RESIZED: (int(resized_length), resized_rows)}  # (length, random rows)
     batch = 0
     for step, (length, rows) in shapes.items():
-        mask = _lengths_mask(rng, length, batch) if step == NEXT else _mask(rng, length, rows)
+        if step == NEXT:
+            mask, later_mask = _next_read_masks(rng, length, batch)
+        else:
+            mask, later_mask = _mask(rng, length, rows), _mask(rng, length, rows)
         batch = len(mask)
-        # the next read's later step: no padding at all, as in a batch bucketed by length
-        later_mask = np.ones_like(mask) if step == NEXT else _mask(rng, length, rows)
         case.update({
             step + "query": rng.normal(size=(batch, d)),
             step + "later_query": rng.normal(size=(batch, d)),
@@ -239,14 +240,9 @@ def _sunk(rng: np.random.Generator, case: dict[str, np.ndarray], score: str) -> 
              "up_context": np.zeros(d), "up_weights": np.zeros(length), "up_attentional": np.zeros(d)}
     for name, value in added.items():
         case[name] = np.insert(case[name], row, value, axis=0)
-    for name in added:  # and an ordinary row in the next read, which keeps the first's shape (and no empty row)
-        shape = case[NEXT + name].shape[1:]
-        if name == "mask":
-            ordinary = _lengths_mask(rng, length, 1)[0]
-        elif name == "later_mask":
-            ordinary = np.ones(shape, dtype=bool)
-        else:
-            ordinary = rng.normal(size=shape)
+    masks = dict(zip(("mask", "later_mask"), _next_read_masks(rng, length, 1)))
+    for name in added:  # and an ordinary row in the next read, which keeps the first's shape
+        ordinary = masks[name][0] if name in masks else rng.normal(size=case[NEXT + name].shape[1:])
         case[NEXT + name] = np.insert(case[NEXT + name], row, ordinary, axis=0)
     return row
 
@@ -277,6 +273,13 @@ def _mask(rng: np.random.Generator, length: int, random_rows: int | None) -> np.
         rows += [positions < rng.integers(2, length), rng.permutation(length) < rng.integers(1, length)]
     rows += [rng.random(length) < 0.5 for _ in range(random_rows)]
     return np.stack(rows)[rng.permutation(len(rows))]
+
+
+def _next_read_masks(rng: np.random.Generator, length: int, batch: int) -> tuple[np.ndarray, np.ndarray]:
+    """The next read's mask (_lengths_mask) and its later step's: no padding at all, as in a batch
+    bucketed by length (red team, round 16: a whole-batch softmax on a fast path for such batches)."""
+    mask = _lengths_mask(rng, length, batch)
+    return mask, np.ones_like(mask)
 
 
 def _lengths_mask(rng: np.random.Generator, length: int, batch: int) -> np.ndarray:
