@@ -12,7 +12,6 @@ import traceback
 from pathlib import Path
 
 import typer
-
 from rich.console import Console
 from rich.syntax import Syntax
 

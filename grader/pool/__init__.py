@@ -21,8 +21,19 @@ survive edits elsewhere in the reference. ``verify`` is what the grader calls be
 
 from grader.pool.curate import build, run_suites
 from grader.pool.generate import Candidate, generate
-from grader.pool.store import (BOTH, COURSE, GENERATOR, ORACLE, Pool, PoolError, PoolMutant, apply_pool, load_pool,
-                               pool_version, verify_pool)
+from grader.pool.store import (
+    BOTH,
+    COURSE,
+    GENERATOR,
+    ORACLE,
+    Pool,
+    PoolError,
+    PoolMutant,
+    apply_pool,
+    load_pool,
+    pool_version,
+    verify_pool,
+)
 
 __all__ = ["BOTH", "COURSE", "GENERATOR", "ORACLE", "Candidate", "Pool", "PoolError", "PoolMutant", "apply_pool", "build",
            "generate", "load_pool", "pool_version", "run_suites", "verify_pool"]

@@ -8,15 +8,29 @@ import subprocess
 import sys
 import tempfile
 import time
-import xml.etree.ElementTree as ElementTree
 from collections import Counter
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from xml.etree import ElementTree
 
 from grader.chapter import Chapter
 from grader.pool.generate import Candidate, generate
-from grader.pool.store import (BOTH, COURSE, GENERATOR, HAND_REASONS, MESSAGE_ONLY, ORACLE, PATCH_LABEL, TIMED_OUT,
-                               TIMEOUT_FACTOR, TIMEOUT_FLOOR_S, PoolError, PoolMutant, pool_version, sha256_text)
+from grader.pool.store import (
+    BOTH,
+    COURSE,
+    GENERATOR,
+    HAND_REASONS,
+    MESSAGE_ONLY,
+    ORACLE,
+    PATCH_LABEL,
+    TIMED_OUT,
+    TIMEOUT_FACTOR,
+    TIMEOUT_FLOOR_S,
+    PoolError,
+    PoolMutant,
+    pool_version,
+    sha256_text,
+)
 
 # -- running the suites ---------------------------------------------------------------------------
 
@@ -64,7 +78,8 @@ def run_suites(chapter: Chapter, source: str, *, suites: str = BOTH, timeout: fl
             f"--junitxml={report}", "-o", "junit_family=xunit1",
         ]  # fmt: skip
         try:
-            done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, cwd=scratch)
+            done = subprocess.run(command, check=False, capture_output=True, text=True, timeout=timeout,
+                                  cwd=scratch)  # failing tests are results: the report says which
         except subprocess.TimeoutExpired:
             return SuiteRun((), (), TIMED_OUT)
         if not report.is_file():

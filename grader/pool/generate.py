@@ -61,7 +61,7 @@ def _changed_region(reference: str, mutated: str) -> tuple[int, int, str, str]:
 
 
 def _stable_id(function: str, operator: str, original: str, replacement: str) -> str:
-    key = "\x00".join((function, operator, original, replacement))
+    key = f"{function}\x00{operator}\x00{original}\x00{replacement}"
     return "g" + hashlib.sha256(key.encode()).hexdigest()[:8]
 
 

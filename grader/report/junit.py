@@ -8,7 +8,7 @@ a ``mutation score`` testcase carries the bar itself. The CI gate is the exit co
 
 from __future__ import annotations
 
-import xml.etree.ElementTree as ElementTree
+from xml.etree import ElementTree
 
 from grader.report.model import (
     MutantResult,

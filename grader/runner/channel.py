@@ -12,7 +12,6 @@ import os
 import select
 import time
 
-
 import jsonschema
 
 from grader.runner.inside.outcomes import Outcome

@@ -21,12 +21,21 @@ import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
+from typing import Self
 
 from grader.chapter import Chapter
 from grader.runner.channel import ANSWER, READY, Channel
 from grader.runner.compiled import MAGIC, compiled_modules
-from grader.runner.results import (REFERENCE, REFERENCE_AGAIN, CallResult, Outcome, RunnerError, SuitePass,
-                                   SuiteRun, TestOutcome)
+from grader.runner.results import (
+    REFERENCE,
+    REFERENCE_AGAIN,
+    CallResult,
+    Outcome,
+    RunnerError,
+    SuitePass,
+    SuiteRun,
+    TestOutcome,
+)
 from grader.sandbox import Limits, Mount, SandboxBackend, SandboxedProcess
 
 INSIDE = Path(__file__).resolve().parent / "inside"
@@ -89,7 +98,7 @@ class WarmRunner:
 
     # -- lifecycle -------------------------------------------------------------------------
 
-    def __enter__(self) -> WarmRunner:
+    def __enter__(self) -> Self:
         self.start()
         return self
 

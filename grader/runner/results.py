@@ -7,8 +7,16 @@ from dataclasses import dataclass
 
 from grader.runner.inside.outcomes import Outcome
 
-__all__ = ["CallResult", "Outcome", "RunnerError", "SuitePass", "SuiteRun", "TestOutcome",
-           "REFERENCE", "REFERENCE_AGAIN"]
+__all__ = [
+    "REFERENCE",
+    "REFERENCE_AGAIN",
+    "CallResult",
+    "Outcome",
+    "RunnerError",
+    "SuitePass",
+    "SuiteRun",
+    "TestOutcome",
+]
 
 REFERENCE = "reference"  # the first run of the validity pass; its time sets the per-run timeout
 REFERENCE_AGAIN = "reference#2"  # the reference once more after every other run (order dependence)

@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from types import TracebackType
-from typing import BinaryIO, Protocol
+from typing import BinaryIO, Protocol, Self
 
 BACKEND_NAMES = ("bwrap", "docker")
 
@@ -123,7 +123,7 @@ class SandboxedProcess(abc.ABC):
     def close(self) -> None:
         """Kill and clean up; idempotent. Afterwards no process of this sandbox is left."""
 
-    def __enter__(self) -> SandboxedProcess:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(

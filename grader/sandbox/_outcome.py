@@ -11,6 +11,7 @@ import io
 import signal
 import threading
 from dataclasses import dataclass
+
 from grader.sandbox import Limits, Termination
 
 # Signals whose meaning is a limit; any other signal is Termination.SIGNALLED.

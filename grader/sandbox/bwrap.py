@@ -31,13 +31,17 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import BinaryIO, cast
 
-from grader.sandbox import Limits, Mount, SandboxUnavailable, Termination
-from grader.sandbox import _cgroup
+from grader.sandbox import Limits, Mount, SandboxUnavailable, Termination, _cgroup
 from grader.sandbox._env import MACHINE_WIDE_PROC, SANDBOX_ENV_TARGET, SANDBOX_PYTHON, SCRATCH, sandbox_env
 from grader.sandbox._outcome import SIGNAL_EXIT_BASE
 from grader.sandbox._process import WatchedProcess
-from grader.sandbox.runtime import (default_env_dir, env_is_current, make_world_readable, private_copy_dir,
-                                    private_copy_is_current)
+from grader.sandbox.runtime import (
+    default_env_dir,
+    env_is_current,
+    make_world_readable,
+    private_copy_dir,
+    private_copy_is_current,
+)
 from grader.sandbox.uids import UidLease, lease_uid
 
 SETUP_HINT = "run `python -m grader.sandbox.runtime` (as root) to create it"

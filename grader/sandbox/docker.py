@@ -25,10 +25,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import PurePosixPath
 from typing import Any
 
-import docker
 import docker.errors  # type: ignore[import-not-found]  # docker-py ships no type hints
 from docker.types import Ulimit  # type: ignore[import-not-found]
 
+import docker
 from grader.sandbox import Limits, Mount, SandboxUnavailable
 from grader.sandbox._env import MACHINE_WIDE_PROC, SANDBOX_PYTHON, SCRATCH, sandbox_env
 from grader.sandbox._process import WatchedProcess

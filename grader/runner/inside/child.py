@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from . import isolation, loader
-from .session import run_alone, run_course
 from .records import Recorder, clip
+from .session import run_alone, run_course
 from .suite import ordered, run_items
 
 EXIT_UNCAUGHT = 70  # the job itself blew up (pytest.exit, an internal error): a crash, by the exit table
