@@ -121,7 +121,7 @@ def diff(repo: Path = REPO, chapter: str = CHAPTER, backend: Backend = BACKEND) 
     if result.verdict is Verdict.PASS and sys.stdout.isatty():
         Console().print(Syntax(result.text, "diff", background_color="default"))
     else:
-        sys.stdout.write(result.text)
+        (sys.stderr if result.verdict is Verdict.ERROR else sys.stdout).write(result.text)
     raise typer.Exit(EXIT_CODES[result.verdict])
 
 

@@ -155,7 +155,9 @@ def _read_impl(impl: Path) -> bytes:
     if not impl.exists() and not impl.is_symlink():  # the path as given: a typo in a folder shows
         raise IntakeError(f"{impl}: not found")
     data = _read_regular(impl, impl.name)
-    _parse_python(data, impl.name)
+    if not _parse_python(data, impl.name).body:  # an empty file is no module to run (red team, round 17)
+        raise IntakeError(f"{impl.name}: holds no code yet, nothing to grade (`grader start` writes a stub to "
+                          "begin from)")
     return data
 
 

@@ -77,9 +77,12 @@ def start(*, chapter_id: str, repo: Path, force: bool = False) -> Started:
         raise WorkflowError(str(exc)) from None
     if impl.exists() and not force:
         raise AlreadyStarted(f"{impl} already exists; not overwriting your work (use --force to replace it)")
-    impl.parent.mkdir(parents=True, exist_ok=True)
-    impl.write_text(stub, encoding="utf-8")
-    tests.mkdir(parents=True, exist_ok=True)
+    try:  # both folders before the file: a path that cannot be made leaves nothing half started
+        impl.parent.mkdir(parents=True, exist_ok=True)
+        tests.mkdir(parents=True, exist_ok=True)
+        impl.write_text(stub, encoding="utf-8")
+    except OSError as exc:  # a file where a folder of the layout goes, a read-only repo (red team, round 17)
+        raise WorkflowError(f"cannot write the chapter's layout: {exc.filename}: {exc.strerror or exc}") from None
     return Started(impl=impl, tests=tests, rung=chapter.rung)
 
 
@@ -167,6 +170,10 @@ def course_tests(*, chapter_id: str, repo: Path, backend: str) -> CourseRun:
     return CourseRun(verdict=verdict, tests=tests)
 
 
+COURSE_TESTS_ONLY = ("the course tests only, which run in your own process: `grader check` also runs the "
+                     "trusted probes, which decide whether the implementation passes")
+
+
 def render_course_run(run: CourseRun, *, width: int = 110) -> str:
     console = Console(file=io.StringIO(), width=width, force_terminal=False, color_system=None)
     if run.error is not None:
@@ -176,6 +183,7 @@ def render_course_run(run: CourseRun, *, width: int = 110) -> str:
     passed = sum(t.outcome == PASSED for t in run.tests)
     console.print(table)
     console.print(Text(f"{passed}/{len(run.tests)} course tests passed: {run.verdict.value.upper()}"))
+    console.print(Text(COURSE_TESTS_ONLY))
     return console.file.getvalue()
 
 
@@ -188,21 +196,25 @@ def diff(*, chapter_id: str, repo: Path, backend: str) -> Diff:
         chapter = load_chapter(chapter_id)
         impl = repo_path(repo, chapter.student.impl)
     except (ManifestError, IntakeError) as exc:
-        return Diff(Verdict.ERROR, str(exc))
+        return _diff_error(str(exc))
     report = grade(GradeRequest(chapter=chapter_id, impl=impl, backend=backend))
     if report.verdict is Verdict.ERROR:
-        return Diff(Verdict.ERROR, report.error or "the grade ended in an error")
+        return _diff_error(report.error or "the grade ended in an error")
     if report.implementation.verdict is not Verdict.PASS:
         return Diff(Verdict.FAIL, _refusal(report.implementation))
     student = impl.read_bytes()
     if Submission(impl=student, tests=None).digest != report.submission:
-        return Diff(Verdict.ERROR, f"{impl} changed while it was graded; run `grader diff` again")
+        return _diff_error(f"{impl} changed while it was graded; run `grader diff` again")
     reference = chapter.reference_impl.read_text(encoding="utf-8")
     text = "".join(difflib.unified_diff(reference.splitlines(keepends=True),
                                         student.decode("utf-8").splitlines(keepends=True),
                                         fromfile=f"reference {chapter.student.impl}",
                                         tofile=f"your {chapter.student.impl}"))
     return Diff(Verdict.PASS, text or "your luong.py is identical to the reference\n")
+
+
+def _diff_error(message: str) -> Diff:
+    return Diff(Verdict.ERROR, f"error: {message}\n")
 
 
 def _refusal(implementation) -> str:

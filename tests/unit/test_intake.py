@@ -83,6 +83,14 @@ def test_an_implementation_that_declares_another_encoding_is_refused(impl, sourc
     assert refused(impl).startswith(message)
 
 
+@pytest.mark.parametrize("source", [b"", b"\xef\xbb\xbf", b"# to do\n\n"])
+def test_an_implementation_without_code_is_refused_not_a_crash(impl, source):
+    """An empty luong.py, as committed before any work, reached the runner, which refuses a module
+    of 0 bytes with an exception the grader did not report (red team, round 17)."""
+    impl.write_bytes(source)
+    assert "holds no code yet" in refused(impl)
+
+
 def test_unparsable_impl_names_the_line(impl):
     impl.write_bytes(b"x = 1\ndef broken(:\n")
     assert "luong.py:2: syntax error" in refused(impl)

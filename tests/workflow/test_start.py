@@ -84,3 +84,17 @@ def test_start_does_not_write_through_a_linked_folder(course_repo, tmp_path):
     assert result.returncode != 0
     assert "python/tinyllm/seq2seq: symbolic links are not accepted" in result.stderr
     assert (elsewhere / "luong.py").read_bytes() == b"# somebody else's file\n"
+
+
+@pytest.mark.parametrize("blocked", ["python", "python/tests"])
+def test_a_file_where_the_layout_needs_a_folder_is_an_error_and_nothing_is_written(course_repo, blocked):
+    """It was a traceback, and with python/tests a file the stub was written first, so a second
+    `grader start` said it already existed (red team, round 17)."""
+    repo = course_repo(None)
+    (repo / blocked).parent.mkdir(parents=True, exist_ok=True)
+    (repo / blocked).write_bytes(b"")
+    result = grader("start", str(repo))
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert result.stderr.startswith("grader start: cannot write the chapter's layout: ")
+    assert "Not a directory" in result.stderr and "Traceback" not in result.stderr
+    assert not (repo / IMPL).exists()

@@ -29,6 +29,7 @@ def test_tests_on_a_correct_implementation_pass(sandbox_ready, chapter, course_r
     result = grader("tests", str(course_repo(chapter.variants[0].read_bytes())))
     assert result.returncode == 0, result.stdout + result.stderr
     assert "11/11 course tests passed: PASS" in result.stdout
+    assert "`grader check` also runs the trusted probes" in result.stdout  # which this pass does not stand for
 
 
 def test_tests_without_a_luong_py_is_an_error(course_repo):
@@ -51,3 +52,13 @@ def test_diff_shows_the_reference_once_the_implementation_passes(sandbox_ready, 
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout.startswith("--- reference python/tinyllm/seq2seq/luong.py\n+++ your python/")
     assert "-        return F.tanh(self.combine(F.cat([context, query], axis=-1)))" in result.stdout
+
+
+@pytest.mark.parametrize("command", ["tests", "diff", "check"])
+def test_an_empty_luong_py_is_an_error_that_says_so(course_repo, command):
+    """An empty file, as committed before any work, crashed every command with a traceback (red
+    team, round 17)."""
+    result = grader(command, str(course_repo(b"")))
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "luong.py: holds no code yet" in result.stdout + result.stderr
+    assert "Traceback" not in result.stdout + result.stderr
