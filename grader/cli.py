@@ -53,7 +53,8 @@ app.add_typer(export_app, name="export")
 
 CHAPTER = typer.Option(DEFAULT_CHAPTER, "--chapter", help="chapter id (a manifest in chapters/)")
 FORMAT = typer.Option(Format.text, "--format", help="report format")
-OUT = typer.Option(None, "--out", help="write the report to this file instead of standard output")
+OUT = typer.Option(None, "--out", help="write the report to this file (in a format other than text, the text "
+                   "report still goes to standard output)")
 BACKEND = typer.Option(Backend.bwrap, "--backend", help="sandbox backend", envvar="GRADER_SANDBOX")
 REPO = typer.Argument(Path("."), help="the course repository (default: the current folder)")
 

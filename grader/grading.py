@@ -82,12 +82,17 @@ ORDER_HINT = (
     "the tests that killed most first. A test that fails here depends on another running before it (state "
     "a test or a module- or session-scoped fixture leaves behind), on randomness, or on what an earlier run did"
 )
+CHANCE_HINT = (
+    "the same implementation, run the same way, failed once and passed once: the test's outcome changes from "
+    "run to run, as it does when a test draws random numbers without a seed (np.random.default_rng() with none; "
+    "give it one, as the course tests do) or reads the clock"
+)
 FAST_ONLY_HINT = (
     "the same implementation passed when the test ran alone, collected afresh in a run of its own; here the "
     "tests are collected once and every run starts from that collection, so something made at import time "
     "does not carry into the runs (a directory made or a file opened for writing at module level: a run may "
-    "write only in its own working directory), or the test depends on what another test left behind. Make "
-    "such things inside tests or fixtures (tmp_path)"
+    "write only in its own working directory), or the test depends on what another test left behind, or on "
+    "random numbers drawn without a seed. Make such things inside tests or fixtures (tmp_path)"
 )
 UNDEFINED_HINT = (
     "the test uses a name of the graded module that this correct implementation does not define; the "
@@ -519,13 +524,18 @@ def validity_rows(suite: SuitePass, collected: frozenset[str], how: str = "",
     first run (the files' order) and failed when run again last (the tests that killed most
     first), the row says so: only the order, chance or an earlier run can make the difference.
     When an implementation failed here and passed alone (``passed_alone``: its run ids), the row
-    says that: only what the runs share, the one collection, can make it."""
+    says that: only what the runs share, the one collection, can make it. When one implementation
+    run the same way twice (alone, before and after the mutation pass) failed once and passed once,
+    only chance can (a flaky test was blamed on import-time state: red team, round 17)."""
     labels = {REFERENCE: "reference", REFERENCE_AGAIN: "reference (run again last)"}
     runs = suite.validity_runs()
     first, last = runs.get(REFERENCE), runs.get(REFERENCE_AGAIN)
     same_module_other_order = first is not None and not first.killed and last is not None and last.killed
 
     def otherwise(run_id: str, run: SuiteRun) -> str:
+        twin = runs.get(run_id.removesuffix(AGAIN) if run_id.endswith(AGAIN) else run_id + AGAIN)
+        if twin is not None and twin.killed != run.killed:
+            return CHANCE_HINT
         if run is last and same_module_other_order:
             return ORDER_HINT
         return FAST_ONLY_HINT if (REFERENCE if run_id == REFERENCE_AGAIN else run_id) in passed_alone \

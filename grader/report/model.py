@@ -57,14 +57,12 @@ MAX_HEADLINE_CHARS = 300
 
 
 def headline(message: str) -> str:
-    """A message's first line, as a table cell or a JUnit attribute shows it; when that line ends
-    in a colon (numpy's assertions put their text on the lines after ``AssertionError:``), the
-    lines after it too, joined, as far as MAX_HEADLINE_CHARS: the first line alone said nothing
-    (red team, round 16)."""
-    lines = [line.strip() for line in message.splitlines() if line.strip()]
-    if not lines:
-        return ""
-    return clipped(" ".join(lines) if lines[0].endswith(":") else lines[0], MAX_HEADLINE_CHARS)
+    """A message on one line, as a table cell or a JUnit attribute shows it: its lines joined, as
+    far as MAX_HEADLINE_CHARS. The first line alone often says nothing: numpy's assertions put
+    their text on the lines after ``AssertionError:`` (red team, round 16), pytest.raises(match=)
+    the pattern and the message after "Regex pattern did not match.", an assert's own message
+    the comparison after it (round 17)."""
+    return clipped(" ".join(line.strip() for line in message.splitlines() if line.strip()), MAX_HEADLINE_CHARS)
 
 
 def indented(text: str, indent: str = "    ") -> str:

@@ -243,7 +243,12 @@ def test_a_numpy_assertion_s_text_is_in_the_headline():
     nothing, in the text table and in JUnit's message attribute (red team, round 16)."""
     message = "test_luong.py:80: AssertionError: \n\nNot equal to tolerance rtol=1e-06\n[0, 2]: 0.665 (ACTUAL)"
     assert headline(message) == "test_luong.py:80: AssertionError: Not equal to tolerance rtol=1e-06 [0, 2]: 0.665 (ACTUAL)"
-    assert headline("luong.py:3: ValueError: bad\nmore") == "luong.py:3: ValueError: bad"
+    # and pytest.raises(match=)'s pattern and input, an assert's comparison after its message (round 17)
+    assert (headline("Regex pattern did not match.\n  Expected regex: '(?i)score'\n  Actual message: 'unknown: x'")
+            == "Regex pattern did not match. Expected regex: '(?i)score' Actual message: 'unknown: x'")
+    assert headline("AssertionError: concat\nassert [('v.weight', (3, 1))] == [('v.weight', (1, 3))]").endswith(
+        "concat assert [('v.weight', (3, 1))] == [('v.weight', (1, 3))]")
+    assert headline("") == "" and len(headline("x\n" * 1000)) < 400
 
 
 def test_the_workflow_results_are_printable_too():

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from grader.grading import (FAST_ONLY_HINT, HIDDEN_NODE, HIDDEN_PART, ORDER_HINT, TRUSTED_RUN_HINT, UNDEFINED_HINT,
+from grader.grading import (AGAIN, ALONE, CHANCE_HINT, FAST_ONLY_HINT, HIDDEN_NODE, HIDDEN_PART, ORDER_HINT, TRUSTED_RUN_HINT, UNDEFINED_HINT,
                             UNSWAPPABLE_HINT, shown_node, trusted_run_message, validity_rows)
 from grader.runner.inside.loader import UNDEFINED, UNSWAPPABLE
 from grader.runner.results import REFERENCE, REFERENCE_AGAIN, Outcome, SuitePass, SuiteRun
@@ -66,6 +66,18 @@ def test_a_reference_that_fails_only_where_the_tests_are_collected_once_is_expla
     suite = SuitePass(timeout=1.0, runs=runs, variants=("variant 1",), mutants=())
     rows = validity_rows(suite, frozenset(), passed_alone=frozenset({REFERENCE}))
     assert [row.message for row in rows] == [FAST_ONLY_HINT, TRUSTED_RUN_HINT]
+
+
+def test_an_implementation_that_failed_once_and_passed_once_alone_is_explained_by_chance():
+    """A test drawing a width with an unseeded generator failed variant 1 alone and passed it alone
+    again after the pass; the report blamed import-time state or exact floats (red team, round 17)."""
+    runs = {"variant 1": _run(Outcome.FAILED, "AssertionError"), "variant 1" + AGAIN: _run(Outcome.PASSED, ""),
+            REFERENCE: _run(Outcome.PASSED, ""), REFERENCE + AGAIN: _run(Outcome.FAILED, "AssertionError")}
+    suite = SuitePass(timeout=1.0, runs=runs, variants=("variant 1", REFERENCE + AGAIN, "variant 1" + AGAIN), mutants=())
+    rows = validity_rows(suite, frozenset(), ALONE)
+    assert {row.implementation: row.message for row in rows} == {
+        "variant 1 (run alone)": CHANCE_HINT, "variant 1, again (run alone)": "",
+        "reference (run alone)": "", "reference, again (run alone)": CHANCE_HINT}
 
 
 def test_a_name_the_implementation_lacks_is_explained():
