@@ -8,7 +8,7 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
-from grader.probes import FIRST_READ, NAMES_READS
+from grader.probes import FIRST_READ, NAMES_READS, resized_reads
 from grader.report.model import Report, TestsVerdict, Verdict, headline
 from grader.runner.inside.probe import AGAIN, CACHED, FROZEN, NEXT, RESIZED
 
@@ -18,10 +18,11 @@ PROBE_LEGEND = (
     f"\"every read\" meaning each read that gives it. The reads: {FIRST_READ}, called as the course tests call it; "
     f"{CACHED} through forward(..., proj=project_keys(keys)) (proj and scores_from_proj are what it made of them); "
     f"{FROZEN} a fresh module built from an rng, never loaded (its weights written in place, as an optimiser "
-    "writes them), trained over inputs that need no gradient (its parameters still do; inference_ with the query "
-    f"constant too); {NEXT} and {CACHED + NEXT} both modules again with other weights and the next batch; "
-    f"{RESIZED} the first one a third time, with a batch of another size (one row in the cases 'in float32') and "
-    f"source length, down to one token; {CACHED + AGAIN} the cached one a third time, without proj. The outputs: "
+    "writes them), called with every argument named as the contract names it, trained over inputs that need no "
+    f"gradient (its parameters still do; inference_ with the query constant too); {NEXT} and {CACHED + NEXT} both "
+    f"modules again with other weights and the next batch; {RESIZED} the first one a third time, with a batch of "
+    f"another size and source length ({resized_reads()}); {CACHED + AGAIN} the cached one a third time, without "
+    "proj. The outputs: "
     "context, weights, attentional and scores as the module gives them; later_ at a decoder's later step, a new "
     "query and mask on the same keys and proj; grad_query and grad_keys the inputs' gradients and grad:NAME a "
     "parameter's, of a sum of the outputs weighed at random; inputs_kept says the inputs came back unchanged. "
