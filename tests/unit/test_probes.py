@@ -167,6 +167,24 @@ def test_correct_implementations_agree_whatever_the_seed():
             assert verdict.agree, (seed, str(path), verdict.disagreements)
 
 
+# Correct modules written by red-team helpers as students would, each in its own way (Python loops
+# over rows and tokens, einsum, a softmax by hand or in float64, the mask as a bias, products the
+# other way round...): the probes' sizes and tolerances must keep every one agreeing (round 17).
+WRITTEN_DIFFERENTLY = sorted((Path(__file__).parent / "correct_implementations").glob("*.py"))
+
+
+@pytest.mark.slow
+def test_correct_implementations_written_differently_agree():
+    assert len(WRITTEN_DIFFERENTLY) >= 9
+    modules = {path.stem: load_trusted_module(CHAPTER, f"written_{path.stem}", path.read_bytes())
+               for path in WRITTEN_DIFFERENTLY}
+    for seed in range(40, 52):
+        payload, reference, slack = grading.reference_probes(CHAPTER, CATALOGUE, seed)
+        for name, module in modules.items():
+            verdict = probes.judge(probes.outputs_of(module, payload), reference, no_pitfalls, slack)
+            assert verdict.agree, (seed, name, verdict.disagreements)
+
+
 # Written differently from the reference in ways the chapter and the contract allow, each once
 # failed by the probes (red team, round 7): each must agree, seed after seed.
 CORRECT_VARIATIONS = Path(__file__).parent / "correct_variations"
