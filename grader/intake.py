@@ -223,19 +223,20 @@ def _entries(directory: Path, root: Path) -> list[Path]:
 
 
 def _imported_modules(tree: ast.Module):
-    """(module name, line) for every import statement and every literal given to a dynamic import."""
+    """(module name, line, as a refusal names it) for every import statement and every literal
+    given to a dynamic import."""
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
-                yield alias.name, node.lineno
+                yield alias.name, node.lineno, repr(alias.name)
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            yield node.module, node.lineno
+            yield node.module, node.lineno, repr(node.module)
             for alias in node.names:  # `from tinyllm.seq2seq import luong` imports a module too
-                yield f"{node.module}.{alias.name}", node.lineno
+                yield f"{node.module}.{alias.name}", node.lineno, f"{alias.name} from {node.module!r}"
         elif isinstance(node, ast.Call) and _called_name(node.func) in DYNAMIC_IMPORTS:
             for arg in node.args[:1]:
                 if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
-                    yield arg.value, node.lineno
+                    yield arg.value, node.lineno, repr(arg.value)
 
 
 def _called_name(func: ast.expr) -> str | None:
@@ -248,14 +249,12 @@ def _called_name(func: ast.expr) -> str | None:
 
 def _check_imports(tree: ast.Module, shown: str, allowed: tuple[str, ...]) -> None:
     """The chapter's rule: tests import only contract modules of tinyllm."""
-    for module, line in _imported_modules(tree):
+    for module, line, named in _imported_modules(tree):
         if not (module == "tinyllm" or module.startswith("tinyllm.")):
             continue
         if module in allowed or _is_name_from_allowed(module, allowed) or _is_parent_of_allowed(module, allowed):
             continue
-        raise IntakeError(
-            f"{shown}:{line}: imports {module!r}; tests may import only {', '.join(allowed)}"
-        )
+        raise IntakeError(f"{shown}:{line}: imports {named}; tests may import only {', '.join(allowed)}")
 
 
 def _check_no_star_import(tree: ast.Module, shown: str, graded: str) -> None:

@@ -712,7 +712,19 @@ def _contract_problems(case: str, wrong: list[str], student: dict[str, np.ndarra
             lines = [f"{_clip(repr(gave))} (should be {should!r})"
                      for should, gave in zip(ours, theirs) if should != gave]
             problems.append(f"{name}: " + ", ".join(lines[:3]) + _and_more(lines))
+        elif (got := student.get(key)) is not None and got.ndim and reference[key].ndim and got.dtype.kind == "U":
+            problems.append(f"{name}: " + _lines_apart(reference[key].ravel().tolist(), got.ravel().tolist()))
         else:
-            should, got = reference[key].tolist(), student.get(key)
-            problems.append(f"{name} should be {_clip(str(should))}, got {_clip(str(got))}")
+            problems.append(f"{name} should be {_clip(str(reference[key].tolist()))}, got "
+                            f"{_clip(str(got.tolist() if got is not None else got))}")
     return problems
+
+
+def _lines_apart(ours: list[str], theirs: list[str]) -> str:
+    """Where the student's lines of a contract output are not the reference's, when their counts
+    differ: the lines each lacks, not both lists cut short (whose first 200 characters were alike:
+    red team, round 17)."""
+    parts = [f"{what} {', '.join(_clip(repr(line)) for line in lines[:3])}{_and_more(lines)}"
+             for what, lines in (("extra", [t for t in theirs if t not in ours]),
+                                 ("missing", [o for o in ours if o not in theirs])) if lines]
+    return "; ".join(parts) or f"{len(theirs)} lines where there should be {len(ours)}"

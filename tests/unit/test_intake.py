@@ -166,22 +166,23 @@ def test_files_named_as_pytest_collects_them_by_default_are_tests(impl, tmp_path
 
 
 @pytest.mark.parametrize(
-    "line",
+    ("line", "named"),
     [
-        "import tinyllm.nn",
-        "from tinyllm.nn import Linear",
-        "from tinyllm import nn",
-        "from tinyllm.random import PCG32",
-        "import importlib; importlib.import_module('tinyllm.nn.module')",
-        "__import__('tinyllm.random')",
+        ("import tinyllm.nn", "'tinyllm.nn'"),
+        ("from tinyllm.nn import Linear", "'tinyllm.nn'"),
+        ("from tinyllm import nn", "nn from 'tinyllm'"),
+        ("from tinyllm.random import PCG32", "'tinyllm.random'"),
+        # a name the package re-exports: not 'tinyllm.seq2seq.length_mask', no module (red team, round 17)
+        ("from tinyllm.seq2seq import length_mask", "length_mask from 'tinyllm.seq2seq'"),
+        ("import importlib; importlib.import_module('tinyllm.nn.module')", "'tinyllm.nn.module'"),
+        ("__import__('tinyllm.random')", "'tinyllm.random'"),
     ],
 )
-def test_imports_outside_the_contract_name_file_and_line(impl, tmp_path, line):
+def test_imports_outside_the_contract_name_file_and_line(impl, tmp_path, line, named):
     source = GOOD_TEST + f"\n\n{line}\n".encode()
     tests = make_tests(tmp_path, {"sub/test_b.py": source})
     message = refused(impl, tests)
-    assert message.startswith("sub/test_b.py:7: imports 'tinyllm")
-    assert "tests may import only" in message
+    assert message.startswith(f"sub/test_b.py:7: imports {named}; tests may import only ")
 
 
 @pytest.mark.parametrize(

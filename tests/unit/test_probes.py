@@ -643,3 +643,13 @@ def test_a_value_error_that_does_not_say_what_is_wrong_is_quoted(payload):
     assert ("should raise ValueError naming the score, but raised ValueError: unknown attention 'cosine'" in lines[0]
             or "but raised ValueError: unknown attention '" in lines[0]), lines
     assert "(the word 'score' is not in it)" in lines[0], lines
+
+
+def test_contract_lines_of_another_count_are_told_apart_by_what_each_lacks(payload):
+    """A combine layer with a bias: the parameters' and initialisation's lines were shown as both
+    lists cut at 200 characters, alike at the start, in numpy's print format (red team, round 17)."""
+    layer = "        self.combine = Linear(2 * d, d, bias=False, rng=rng)\n"
+    *_, contract = _described(payload, "combine_bias", layer, layer.replace("bias=False", "bias=True"))
+    assert contract.startswith("contract: parameters: extra 'dot: combine.bias ("), contract
+    assert "missing \"dot: state_dict ['combine.weight']\"" in contract
+    assert "initialisation: extra 'dot: combine.bias repeats with its seed'" in contract
