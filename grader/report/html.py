@@ -17,7 +17,7 @@ import json
 from functools import cache
 from pathlib import Path
 
-from grader.report.model import Report
+from grader.report.model import Report, headline
 from grader.report.stryker import STRYKER_STATUSES, mutation_report, source_shown
 
 BUNDLE_PATH = Path(__file__).with_name("assets") / "mutation-test-elements.js"
@@ -91,10 +91,20 @@ def _note(report: Report) -> str:
         what = "submission" if report.implementation is None else "submission's tests"
         return f'<p class="note">This {what} could not be graded: {html.escape(report.error)}</p>'
     if not source_shown(report):
-        return ('<p class="note">Your implementation does not pass yet, so the reference luong.py is hidden: '
+        return ('<div class="note"><p>Your implementation does not pass yet, so the reference luong.py is hidden: '
                 'the mutants are shown at their places in a blank file. Make the course tests and probes pass '
-                'to see the reference and each mutant\'s change.</p>')
+                f'to see the reference and each mutant\'s change.</p>{_why_not(report)}</div>')
     return ""
+
+
+def _why_not(report: Report) -> str:
+    """What keeps the implementation from passing, as the text report says it: the page was the
+    only format that never said (red team, round 17)."""
+    implementation = report.implementation
+    reasons = [f"course test {test.name}: {test.outcome}" + (f": {headline(test.message)}" if test.message else "")
+               for test in implementation.tests if test.outcome != "passed"]
+    reasons += [f"trusted probes: {line}" for line in implementation.probe_disagreements]
+    return "<ul>" + "".join(f"<li>{html.escape(reason)}</li>" for reason in reasons) + "</ul>" if reasons else ""
 
 
 def _script_json(value) -> str:

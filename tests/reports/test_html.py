@@ -58,6 +58,9 @@ def test_the_page_is_self_contained_and_hides_the_reference_until_it_passes(pass
     reference_line = "return F.tanh(self.combine(F.cat([context, query], axis=-1)))"
     hidden, shown = render_html(pitfall_report), render_html(passing_report)
     assert reference_line not in hidden and "reference luong.py is hidden" in hidden
+    # and why, as the other formats say it (round 17: the page never said)
+    assert "<li>course test test_hand_example_attentional_order: failed" in hidden
+    assert "<li>trusted probes: " in hidden
     assert reference_line in shown and "is hidden" not in shown
     for page in (hidden, shown):
         assert "<script src" not in page and "http://" not in page.split("<script>")[0]
