@@ -131,18 +131,21 @@ def workload() -> str:
     for the probe run's deadline is told this)."""
     widths = max(band.widths[1] for band in NUMBERS) - 1
     lengths = max(*(band.lengths[1] for band in NUMBERS), TRAINING_LENGTHS[1]) - 1
-    rows = MADE_ROWS + max(high for _, high in RANDOM_ROWS.values())  # and _sunk's row
     return (f"every score in both dtypes, at widths up to {widths}, sources up to {lengths} tokens and batches "
-            f"up to {rows} rows, several times")
+            f"up to {_most_rows()} rows, several times")
 
 
 def resized_reads() -> str:
     """What the resized reads are, in words, by the cases' labels (for the report's legend)."""
     named = {kind: " and ".join(f"'{band.label.lstrip(', ')}'" for band in NUMBERS if band.resized == kind)
              for kind in (ONE_ROW, TRAINING)}
-    rows = MADE_ROWS + RANDOM_ROWS[TRAINING][1] - 1
-    return (f"down to one token; one row in the cases {named[ONE_ROW]}; a training batch, up to {rows} rows of up to "
-            f"{TRAINING_LENGTHS[1] - 1} tokens, in the cases {named[TRAINING]}")
+    return (f"down to one token; one row in the cases {named[ONE_ROW]}; a training batch, up to {_most_rows()} "
+            f"rows of up to {TRAINING_LENGTHS[1] - 1} tokens, in the cases {named[TRAINING]}")
+
+
+def _most_rows() -> int:
+    """The largest batch a read is given: a training batch's (_sunk adds its row to small ones only)."""
+    return MADE_ROWS + max(high for _, high in RANDOM_ROWS.values()) - 1
 
 
 def _resized_lengths(rng: np.random.Generator) -> np.ndarray:
