@@ -45,11 +45,17 @@ build_local_base() {
     command -v debootstrap >/dev/null || die "debootstrap is missing: apt-get install -y debootstrap"
     local rootfs
     rootfs=$(mktemp -d /var/tmp/l43-base.XXXXXX)
-    trap 'rm -rf "$rootfs"' RETURN
+    # The path expanded now, and on EXIT (a failed debootstrap ends the script under set -e): a
+    # RETURN trap stayed set after this function and fired at the next function's return, where
+    # $rootfs was unbound, failing a fresh machine's first build under set -u.
+    # shellcheck disable=SC2064
+    trap "rm -rf '$rootfs'" EXIT
     echo "build-sandbox-image: debootstrapping Debian bookworm from $(debian_mirror) ..."
     debootstrap --variant=minbase --include=python3 bookworm "$rootfs" "$(debian_mirror)" >/dev/null
     rm -rf "$rootfs"/var/cache/apt/archives/*.deb "$rootfs"/var/lib/apt/lists/*
     tar -C "$rootfs" -c . | docker import --change 'CMD ["/usr/bin/python3"]' - "$LOCAL_BASE" >/dev/null
+    rm -rf "$rootfs"
+    trap - EXIT
 }
 
 download_wheelhouse() {
