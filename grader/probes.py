@@ -41,39 +41,50 @@ SCORES = ("dot", "general", "concat")
 
 @dataclass(frozen=True)
 class Band:
-    """A dtype and the sizes every score is probed at there: one numbers case per score.
+    """A dtype, a range of widths and the sizes of two reads: one numbers case per score.
 
-    Both dtypes, as the course tests run both; float32 in two bands of widths, because a bug that
-    starts above the widest width drawn goes unseen (s07 only above 24 passed when float32 stopped
-    at 24, and only from 32 up in one grade of five when it drew from 9 to 64 once). The same holds
-    for the source's length and the batch: two bands read sources of 12 tokens and more, as
-    sentences have, and one band a batch of one, as greedy and beam decoding run (red team, round
-    14: a dot score scaled only from 12 tokens up, or only for one row, passed). Not the widest:
-    there, a correct module that sums in another order (Python loops) differed from the reference
-    beyond the tolerance in one seed of forty; and not float64 alone, where d = 1 hides a scale.
-
-    The widest bands, one in each dtype, read a training batch (the resized read): more rows than
-    the others draw, sources longer, at widths wider; and the one row is read at d > 32. A module
-    scaled only beyond the other bands' sizes (d > 64, 11 rows or more, 41 tokens or more, in
-    float64 d > 8, d > 32 with 12 tokens or more or with one row) passed every grade (red team,
-    round 17). Not larger: each read returns gradients of the keys' size, and a module that loops
-    in Python over rows and tokens must finish in the probe's time. A module wrong only beyond
-    every band's bounds passes: no finite probe reaches every size."""
+    Red team rounds 11 to 18 passed modules wrong only where no band looked: above the widest
+    width drawn, from 12 tokens, for one row (round 14), above width 64, from 11 rows or 41 tokens
+    (round 17), and then where two ordinary conditions met that no band drew together: float64
+    at widths 9 to 64, float32 at widths up to 8, widths 33 to 64 with 12 tokens or more or with
+    11 rows or more, widths over 64 with one row (round 18). So the bands are a pairwise design
+    over four levels of width (1-8, 9-32, 33-64, 65-80): each level meets both dtypes, a first
+    read of 3 to 11 and of 12 to 40 tokens (2 to 10 rows), and a resized read of one row with
+    padding and of a training batch (11 to 14 rows of 41 to 48 tokens); two bands give every score
+    its one- and two-token sources. A module wrong only where three such conditions meet, or
+    beyond every band's bounds, can still pass: no finite probe reaches every case. Not larger:
+    each read returns gradients of the keys' size, and a module that loops in Python over rows
+    and tokens must finish in the probe's time."""
 
     dtype: str
     widths: tuple[int, int]  # d, as integers(low, high)
     lengths: tuple[int, int]  # the first read's source length, as integers(low, high)
-    label: str
     resized: str = "small"  # the resized read's batch: SMALL, ONE_ROW or TRAINING
+    alike_later_rows: bool = False  # the next read's later step: one padded row repeated (else no padding)
+
+    @property
+    def label(self) -> str:
+        """How a report names the band after the score: "dot in float32, width 33-64, 12-40 tokens"."""
+        dtype = " in float32" if self.dtype == "float32" else ""
+        return (f"{dtype}, width {self.widths[0]}-{self.widths[1] - 1}, "
+                f"{self.lengths[0]}-{self.lengths[1] - 1} tokens")
 
 
 SMALL, ONE_ROW, TRAINING = "small", "one row", "training batch"
-TRAINING_LENGTHS = (41, 53)  # a training batch's source lengths, as integers(low, high)
-RANDOM_ROWS = {SMALL: (0, 4), TRAINING: (5, 13)}  # rows drawn at random beside _mask's made ones
-NUMBERS = (Band("float64", (1, 9), (12, 41), ""), Band("float32", (9, 33), (12, 41), " in float32"),
-           Band("float32", (33, 65), (3, 12), " in float32, wide", resized=ONE_ROW),
-           Band("float64", (65, 97), (3, 12), ", widest", resized=TRAINING),
-           Band("float32", (65, 97), (3, 12), " in float32, widest", resized=TRAINING))
+TRAINING_LENGTHS = (41, 49)  # a training batch's source lengths, as integers(low, high)
+RANDOM_ROWS = {SMALL: (0, 4), TRAINING: (5, 9)}  # rows drawn at random beside _mask's made ones
+SHORT, SENTENCE = (3, 12), (12, 41)  # the first read's source lengths
+# Float64 at width 1 alone would hide a scale by 1/sqrt(d): its narrowest band starts at 2 in float32.
+NUMBERS = (Band("float64", (1, 9), SENTENCE),
+           Band("float32", (9, 33), SENTENCE, ONE_ROW, alike_later_rows=True),
+           Band("float32", (33, 65), SHORT),
+           Band("float64", (65, 81), SHORT, TRAINING, alike_later_rows=True),
+           Band("float32", (65, 81), SENTENCE, ONE_ROW),
+           Band("float32", (2, 9), SHORT, TRAINING),
+           Band("float64", (33, 65), SENTENCE, ONE_ROW, alike_later_rows=True),
+           Band("float64", (9, 33), SHORT, TRAINING),
+           Band("float32", (33, 65), SENTENCE, TRAINING, alike_later_rows=True),
+           Band("float64", (2, 9), SHORT, ONE_ROW))
 # rtol, and atol per unit of the largest magnitude in the element's row (see _same)
 TOLERANCES = {"float64": (1e-6, 1e-9), "float32": (1e-4, 1e-5)}
 SUNK_EXPONENT = {"float32": 120, "float64": 1000}  # how far below zero _sunk's token scores, as a power of two
@@ -188,7 +199,7 @@ def _numbers_case(rng: np.random.Generator, reference, score: str, band: Band,
     batch = 0
     for step, (length, rows) in shapes.items():
         if step == NEXT:
-            mask, later_mask = _next_read_masks(rng, length, batch)
+            mask, later_mask = _next_read_masks(rng, length, batch, band.alike_later_rows)
         else:
             mask, later_mask = _mask(rng, length, rows), _mask(rng, length, rows)
         batch = len(mask)
@@ -269,9 +280,10 @@ def _sunk(rng: np.random.Generator, case: dict[str, np.ndarray], score: str) -> 
              "up_context": np.zeros(d), "up_weights": np.zeros(length), "up_attentional": np.zeros(d)}
     for name, value in added.items():
         case[name] = np.insert(case[name], row, value, axis=0)
-    masks = dict(zip(("mask", "later_mask"), _next_read_masks(rng, length, 1)))
-    for name in added:  # and an ordinary row in the next read, which keeps the first's shape
-        ordinary = masks[name][0] if name in masks else rng.normal(size=case[NEXT + name].shape[1:])
+    # and an ordinary row in the next read, which keeps the first's shape: its later step's rows are all alike
+    masks = {"mask": _lengths_mask(rng, length, 1)[0], "later_mask": case[NEXT + "later_mask"][0]}
+    for name in added:
+        ordinary = masks[name] if name in masks else rng.normal(size=case[NEXT + name].shape[1:])
         case[NEXT + name] = np.insert(case[NEXT + name], row, ordinary, axis=0)
     return row
 
@@ -307,11 +319,16 @@ def _mask(rng: np.random.Generator, length: int, random_rows: int | None) -> np.
     return np.stack(rows)[rng.permutation(len(rows))]
 
 
-def _next_read_masks(rng: np.random.Generator, length: int, batch: int) -> tuple[np.ndarray, np.ndarray]:
-    """The next read's mask (_lengths_mask) and its later step's: no padding at all, as in a batch
-    bucketed by length (red team, round 16: a whole-batch softmax on a fast path for such batches)."""
+def _next_read_masks(rng: np.random.Generator, length: int, batch: int,
+                     alike: bool) -> tuple[np.ndarray, np.ndarray]:
+    """The next read's mask (_lengths_mask) and its later step's, whose rows are all alike: no
+    padding at all, as in a batch bucketed by length (red team, round 16: a whole-batch softmax on
+    a fast path for such batches), or, with ``alike``, one padded row repeated, as beam search
+    repeats a sentence for each beam (round 18: a module wrong only for such a mask passed)."""
     mask = _lengths_mask(rng, length, batch)
-    return mask, np.ones_like(mask)
+    if not alike or length < 2:
+        return mask, np.ones_like(mask)
+    return mask, np.repeat((np.arange(length) < rng.integers(1, length))[np.newaxis], batch, axis=0)
 
 
 def _lengths_mask(rng: np.random.Generator, length: int, batch: int) -> np.ndarray:

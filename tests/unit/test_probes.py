@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import io
 import math
 import tomllib
@@ -83,12 +85,36 @@ def test_cases_cover_every_score_with_padded_empty_and_non_prefix_rows(payload):
     assert len(empty_rows) > 1  # the rows come in a drawn order: no row of a case is known in advance
 
 
+def test_the_bands_are_a_pairwise_design():
+    """Red team, round 18: modules wrong only where two ordinary conditions met that no band drew
+    together passed every grade. Each level of width meets each level of the others in some band,
+    and the levels of the others meet each other."""
+    levels = {
+        "width": lambda band: next(i for i, top in enumerate((9, 33, 65, 97)) if band.widths[1] <= top),
+        "dtype": lambda band: band.dtype,
+        "first read": lambda band: band.lengths,
+        "resized read": lambda band: band.resized,
+        "later rows": lambda band: band.alike_later_rows,
+    }
+    for one, other in itertools.combinations(levels, 2):
+        seen = {(levels[one](band), levels[other](band)) for band in probes.NUMBERS}
+        every = {(a, b) for a in {levels[one](band) for band in probes.NUMBERS}
+                 for b in {levels[other](band) for band in probes.NUMBERS}}
+        if "later rows" in {one, other} and not {one, other} & {"dtype", "first read"}:
+            continue  # the next read's later step: its two kinds need only meet each dtype and shape
+        if {one, other} == {"width", "resized read"}:  # every first read is a small batch already
+            every = {pair for pair in every if probes.SMALL not in pair}
+        assert seen >= every, (one, other, every - seen)
+    assert sum(band.resized == probes.SMALL for band in probes.NUMBERS) >= 2  # a one- and a two-token source
+
+
 @pytest.mark.parametrize("seed", range(5))
 def test_every_score_meets_a_training_batch_and_wide_rows_in_both_dtypes(seed):
     """Red team, round 17: modules scaled only beyond the sizes the bands drew passed every grade:
     above d = 64, from 11 rows or 41 tokens, in float64 above d = 8, above d = 32 with 12 tokens
-    or more, or with one row. Each score meets each of these in every grade, the first three in
-    both dtypes."""
+    or more, or with one row; and round 18's pairs: float64 at widths 9 to 64, float32 up to 8,
+    widths 33 to 64 with 12 to 40 tokens or 11 rows, over 64 with one row. Each score meets each
+    of these in every grade, the first three in both dtypes."""
     cases = probes.read_answer(probes.draw_cases(seed, REFERENCE))
     reads = {(str(cases[f"case{i}.score"]), str(cases[f"case{i}.dtype"]), int(cases[f"case{i}.d"]), *shape)
              for i in range(len(LABELS)) for step in ("", "resized_")
@@ -98,10 +124,15 @@ def test_every_score_meets_a_training_batch_and_wide_rows_in_both_dtypes(seed):
             ours = [(d, rows, tokens) for s, t, d, rows, tokens in reads if (s, t) == (score, dtype)]
             assert any(d > 64 for d, _, _ in ours) and any(rows >= 11 for _, rows, _ in ours)
             assert any(tokens >= 41 for _, _, tokens in ours)
-            assert any(rows >= 11 and tokens >= 41 and d > 64 for d, rows, tokens in ours)
-        assert any(t == "float64" and d > 8 for s, t, d, _, _ in reads if s == score)
-        assert any(d > 32 and tokens >= 12 for s, _, d, _, tokens in reads if s == score)
-        assert any(d > 32 and rows == 1 for s, _, d, rows, _ in reads if s == score)
+        ours = [(t, d, rows, tokens) for s, t, d, rows, tokens in reads if s == score]
+        assert any(rows >= 11 and tokens >= 41 and d > 64 for _, d, rows, tokens in ours)
+        assert any(t == "float64" and 9 <= d <= 32 for t, d, _, _ in ours)
+        assert any(t == "float64" and 33 <= d <= 64 for t, d, _, _ in ours)
+        assert any(t == "float32" and 2 <= d <= 8 for t, d, _, _ in ours)
+        assert any(33 <= d <= 64 and 12 <= tokens <= 40 for _, d, _, tokens in ours)
+        assert any(33 <= d <= 64 and rows >= 11 for _, d, rows, _ in ours)
+        assert any(d > 64 and rows == 1 for _, d, rows, _ in ours)
+        assert any(d > 32 and rows == 1 for _, d, rows, _ in ours)
 
 
 def test_cases_reach_short_sources_other_batches_and_scores_far_below_zero(payload):
@@ -113,8 +144,12 @@ def test_cases_reach_short_sources_other_batches_and_scores_far_below_zero(paylo
     assert all(cases[f"case{i}.next_mask"].shape == cases[f"case{i}.mask"].shape for i in numbers)
     # a batch of several rows with no empty row, as a training batch's mask is (red team, round 15)
     assert all(cases[f"case{i}.next_mask"].any(axis=1).all() and len(cases[f"case{i}.next_mask"]) > 1 for i in numbers)
-    # and one with no padding at all, as a batch bucketed by length (red team, round 16)
-    assert all(cases[f"case{i}.next_later_mask"].all() and len(cases[f"case{i}.next_later_mask"]) > 1 for i in numbers)
+    # its later step's rows all alike: no padding at all, as a batch bucketed by length (red team,
+    # round 16), or one padded row repeated, as beam search repeats a sentence (round 18), each in both dtypes
+    later = {i: cases[f"case{i}.next_later_mask"] for i in numbers}
+    assert all(len(mask) > 1 and (mask == mask[0]).all() for mask in later.values())
+    bands = [band for band in probes.NUMBERS for _ in probes.SCORES]
+    assert all(later[i].all() != bands[i].alike_later_rows or later[i].shape[1] < 2 for i in numbers)
     resized = [cases[f"case{i}.resized_mask"].shape for i in numbers]
     for score in probes.SCORES:  # a one- and a two-token source for each score, in every grade
         assert {1, 2} <= {length for (_, length), i in zip(resized, numbers) if cases[f"case{i}.score"] == score}
@@ -126,7 +161,6 @@ def test_cases_reach_short_sources_other_batches_and_scores_far_below_zero(paylo
     assert all(cases[f"case{i}.mask"].shape[1] >= 12 for i in numbers if bands[i].lengths[0] >= 12)
     # at a width where scaling by 1/sqrt(d) shows (d = 1 hides it)
     assert any(band.lengths[0] >= 12 and band.widths[0] >= 2 for band in probes.NUMBERS)
-    assert sum(band.resized == probes.ONE_ROW for band in probes.NUMBERS) == 1
     assert len({batch for batch, _ in resized} | {cases[f"case{i}.mask"].shape[0] for i in numbers}) > 2
     for i in numbers:
         mask, scores = cases[f"case{i}.mask"], answers[f"case{i}.scores"]
@@ -181,6 +215,8 @@ def test_correct_implementations_written_differently_agree():
     for seed in range(40, 52):
         payload, reference, slack = grading.reference_probes(CHAPTER, CATALOGUE, seed)
         for name, module in modules.items():
+            if name == "python_loops" and seed >= 43:
+                continue  # some 8 s a seed: three seeds
             verdict = probes.judge(probes.outputs_of(module, payload), reference, no_pitfalls, slack)
             assert verdict.agree, (seed, name, verdict.disagreements)
 
@@ -286,8 +322,8 @@ def test_nan_and_wrong_shapes_are_named(payload):
     student["case0.context"] = np.full_like(reference["case0.context"], np.nan)
     student["case1.weights"] = reference["case1.weights"][:, :-1]
     verdict = probes.judge(student, reference, no_pitfalls)
-    assert verdict.disagreements == ("dot: NaN or inf in: context (read first)",
-                                     "general: wrong dtype or shape, or missing: weights (read first)")
+    assert verdict.disagreements == (f"{LABELS[0]}: NaN or inf in: context (read first)",
+                                     f"{LABELS[1]}: wrong dtype or shape, or missing: weights (read first)")
 
 
 def test_answers_are_read_without_pickle():
@@ -439,7 +475,7 @@ LAST_LAYER = "        self.combine = Linear(2 * d, d, bias=False, rng=rng)\n"
      ["'concat: score_proj.weight equals another parameter with one rng'",
       "'concat: score_proj.weight shares an array'"],
      # used as it is built, never cast (the frozen: read in float32), it trains the two as one
-     ["concat in float32", "concat in float32, wide", "concat in float32, widest"]),
+     [label for label in FLOAT32_LABELS if label.startswith("concat")]),
 ], ids=["zeros", "rng-ignored", "unseeded", "tied"])
 def test_a_default_initialisation_that_does_not_follow_rng_is_named(payload, old, new, facts, built_wrong):
     """Each fact that differs is named on its own (dot for all but tied, concat's): one line held
@@ -589,8 +625,9 @@ def test_values_of_another_kind_than_the_reference_are_named_not_a_crash(payload
     student = {**reference, "case0.kind": np.array(5), "case1.context": reference["case1.context"].astype(str),
                "case2.score": np.array("dox"), f"{contract}.kind": np.array(5)}
     assert probes.judge(student, reference, no_pitfalls).disagreements == (
-        "dot: wrong dtype or shape, or missing: kind", "general: wrong dtype or shape, or missing: context (read first)",
-        "concat: score: dox (should be concat)", "contract: kind should be contract, got 5")
+        f"{LABELS[0]}: wrong dtype or shape, or missing: kind",
+        f"{LABELS[1]}: wrong dtype or shape, or missing: context (read first)",
+        f"{LABELS[2]}: score: dox (should be concat)", "contract: kind should be contract, got 5")
 
 
 def test_a_description_that_raises_is_the_case_s_disagreement(payload, monkeypatch):
@@ -604,7 +641,7 @@ def test_a_description_that_raises_is_the_case_s_disagreement(payload, monkeypat
 
     monkeypatch.setattr(probes, "_numbers_problems", unforeseen)
     assert probes.judge(student, reference, no_pitfalls).disagreements == (
-        "dot: the answer could not be compared: RuntimeError: unforeseen",)
+        f"{LABELS[0]}: the answer could not be compared: RuntimeError: unforeseen",)
 
 
 def test_student_text_is_clipped_wherever_a_disagreement_quotes_it(payload):
@@ -615,7 +652,7 @@ def test_student_text_is_clipped_wherever_a_disagreement_quotes_it(payload):
     student = {key: np.full(value.shape, flood) if value.dtype.kind == "U" else value for key, value in reference.items()}
     student |= {f"case{len(LABELS)}.parameters": np.array([flood]), "case1.error": np.array(flood)}
     disagreements = probes.judge(student, reference, no_pitfalls).disagreements
-    assert [line.partition(":")[0] for line in disagreements] == ["dot", *LABELS[1:], "contract"]
+    assert [line.partition(":")[0] for line in disagreements] == [*LABELS, "contract"]
     assert not any("A" * (probes.MAX_QUOTED_CHARS + 1) in line for line in disagreements)
     assert all(len(line) < len(flood) / 20 for line in disagreements)  # a few quotes a case, never the flood
 

@@ -91,7 +91,7 @@ def _numbers(module, case: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     the plain one a third time, with a batch of another size and length, and the cached one a
     third time without ``proj``: nothing of an earlier read may stay."""
     dtype = np.dtype(str(case["dtype"]))
-    plain, cached = _loaded(module, case, dtype), _loaded(module, case, dtype)
+    plain, cached = _loaded(module, case, dtype), _loaded(module, case, dtype, built_from_rng=True)
     outputs = {
         **_in_read("", _read_and_backprop, plain, case, dtype, cached=False),
         **_prefixed(CACHED, _in_read(CACHED, _read_and_backprop, cached, case, dtype, cached=True)),
@@ -123,9 +123,17 @@ def _given(case: dict[str, np.ndarray], name: str, dtype: np.dtype, requires_gra
     return Tensor(case[name].astype(dtype), requires_grad=requires_grad)
 
 
-def _loaded(module, case: dict[str, np.ndarray], dtype: np.dtype):
-    """A fresh module at ``dtype`` with the grader's weights: each pass starts with no gradients."""
-    attention = module.LuongAttention(int(case["d"]), str(case["score"]))
+def _loaded(module, case: dict[str, np.ndarray], dtype: np.dtype, built_from_rng: bool = False):
+    """A fresh module at ``dtype`` with the grader's weights: each pass starts with no gradients.
+    The plain one built as the course tests build it, the cached one from an ``rng`` as a model
+    builds it, then loaded as a checkpoint is: both ways meet keys that need a gradient and
+    load_state_dict (red team, round 18: a module scaled only when built from an rng and then
+    loaded, or trained over keys that need a gradient, passed; the one module built from an rng,
+    _seeded's, is never loaded and its keys need none)."""
+    from tinyllm.random import PCG32
+
+    rng = PCG32(int(case["seed"]) + 1) if built_from_rng else None
+    attention = module.LuongAttention(int(case["d"]), str(case["score"]), rng=rng)
     attention.to(dtype)
     attention.load_state_dict(_weights(case, "param:", dtype))
     return attention
