@@ -166,10 +166,10 @@ def _resized_lengths(rng: np.random.Generator) -> np.ndarray:
     axis of a one-token source, a branch on short sources: red team, round 11), and from 1 to 11
     in the rest, but a training batch's (TRAINING_LENGTHS). Every score in every grade: two drawn
     cases in all left a score without a one-token read in half the grades (red team, round 14).
-    A band whose resized read is one row
-    reads three tokens or more there, so that the row has padding and more than one real token
-    (_mask), or a module that forgets the mask, or scores wrongly, for one row would not show:
-    one token takes all the weight whatever it scores (red team, rounds 15 and 16)."""
+    A band whose resized read is one row reads three tokens or more there, so that the row has
+    padding and more than one real token (_mask), or a module that forgets the mask, or scores
+    wrongly, for one row would not show: one token takes all the weight whatever it scores (red
+    team, rounds 15 and 16)."""
     resized = np.array([band.resized for band in NUMBERS])
     lengths = rng.integers(1, 12, size=(len(NUMBERS), len(SCORES)))
     lengths[resized == ONE_ROW] = np.maximum(lengths[resized == ONE_ROW], 3)
@@ -184,14 +184,14 @@ def _numbers_case(rng: np.random.Generator, reference, score: str, band: Band,
                   resized_length: int) -> dict[str, np.ndarray]:
     # Widths and lengths vary (the course tests use d = 2 and 3 among others, a decoder widths in
     # the tens), so a module that only works at the sizes it was tried on does not agree by luck:
-    # small widths in float64 and larger ones in float32, so each score meets both. The rows come
-    # in a drawn order and number; the next read has the first's shape (a module that keeps what
-    # it built for a shape must not agree) but no empty row, as a training batch's mask has none
-    # (_lengths_mask), and its later step no padding at all, as a batch bucketed by length (red
-    # team, rounds 15 and 16: a softmax over the whole batch on a fast path for either passed);
-    # the resized one another shape. One row of the first read scores a real position LARGE_SCORE
-    # (see _overflowing), and one put in scores its only real token far below zero (_sunk).
-    d, first = int(rng.integers(*band.widths)), (int(rng.integers(*band.lengths)), int(rng.integers(*RANDOM_ROWS[SMALL])))
+    # the band says where (see Band). The rows come in a drawn order and number; the next read has
+    # the first's shape (a module that keeps what it built for a shape must not agree) but no empty
+    # row, as a training batch's mask has none (_lengths_mask), and its later step's rows all alike
+    # (_next_read_masks); the resized one another shape. One row of the first read scores a real
+    # position LARGE_SCORE (see _overflowing), and one put in scores its only real token far below
+    # zero (_sunk).
+    d = int(rng.integers(*band.widths))
+    first = (int(rng.integers(*band.lengths)), int(rng.integers(*RANDOM_ROWS[SMALL])))
     case = {"kind": np.array("numbers"), "dtype": np.array(band.dtype), "d": np.array(d), "score": np.array(score),
             "seed": np.array(rng.integers(1 << 31))}
     resized_rows = None if band.resized == ONE_ROW else int(rng.integers(*RANDOM_ROWS[band.resized]))
@@ -720,8 +720,8 @@ def _contract_problems(case: str, wrong: list[str], student: dict[str, np.ndarra
     problems = []
     for key in wrong:
         name = key.partition(".")[2]
-        ours, theirs = reference[key].ravel().tolist(), student.get(key)
-        theirs = theirs.ravel().tolist() if _alike(theirs, reference[key]) else None
+        ours, given = reference[key].ravel().tolist(), student.get(key)
+        theirs = given.ravel().tolist() if _alike(given, reference[key]) else None
         if name == "validation" and theirs is not None:
             calls = reference[f"{case}.calls"].tolist()
             lines = [f"{call} should {_outcome(should, 'return', 'raise')}, but {_outcome(gave, 'returned', 'raised')}"
@@ -732,11 +732,11 @@ def _contract_problems(case: str, wrong: list[str], student: dict[str, np.ndarra
             lines = [f"{_clip(repr(gave))} (should be {should!r})"
                      for should, gave in zip(ours, theirs) if should != gave]
             problems.append(f"{name}: " + ", ".join(lines[:3]) + _and_more(lines))
-        elif (got := student.get(key)) is not None and got.ndim and reference[key].ndim and got.dtype.kind == "U":
-            problems.append(f"{name}: " + _lines_apart(reference[key].ravel().tolist(), got.ravel().tolist()))
+        elif given is not None and given.ndim and reference[key].ndim and given.dtype.kind == "U":
+            problems.append(f"{name}: " + _lines_apart(ours, given.ravel().tolist()))
         else:
             problems.append(f"{name} should be {_clip(str(reference[key].tolist()))}, got "
-                            f"{_clip(str(got.tolist() if got is not None else got))}")
+                            f"{_clip(str(given.tolist() if given is not None else given))}")
     return problems
 
 

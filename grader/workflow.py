@@ -218,7 +218,7 @@ def _diff_error(message: str) -> Diff:
 
 
 def _refusal(implementation) -> str:
-    failing = [f"{t.name} ({t.outcome})" for t in implementation.tests if t.outcome != PASSED]
+    failing = [f"{t.name} ({t.outcome})" for t in implementation.failing_tests]
     reasons = [f"course tests not passing: {', '.join(failing)}"] if failing else []
     if not implementation.probes_agree:
         reasons.append("the trusted probes disagree with the reference: " + "; ".join(implementation.probe_disagreements))

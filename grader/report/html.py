@@ -102,7 +102,7 @@ def _why_not(report: Report) -> str:
     only format that never said (red team, round 17)."""
     implementation = report.implementation
     reasons = [f"course test {test.name}: {test.outcome}" + (f": {headline(test.message)}" if test.message else "")
-               for test in implementation.tests if test.outcome != "passed"]
+               for test in implementation.failing_tests]
     reasons += [f"trusted probes: {line}" for line in implementation.probe_disagreements]
     return "<ul>" + "".join(f"<li>{html.escape(reason)}</li>" for reason in reasons) + "</ul>" if reasons else ""
 

@@ -145,6 +145,11 @@ class Implementation(PrintableText):
     probe_disagreements: tuple[str, ...]
     behaves_like: tuple[str, ...]  # pitfall ids whose behaviour the probes recognised
 
+    @property
+    def failing_tests(self) -> tuple[CourseTest, ...]:
+        """The course tests that did not pass, as a report lists what keeps the implementation back."""
+        return tuple(test for test in self.tests if test.outcome != "passed")
+
 
 @dataclass(frozen=True)
 class ValidityRun(PrintableText):
