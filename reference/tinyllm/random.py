@@ -45,8 +45,29 @@ class PCG32:
 
     def _unit(self, count: int) -> np.ndarray:
         """``count`` float64 draws in [0, 1), one 32-bit output each."""
-        return np.array([self.next_u32() for _ in range(count)], dtype=np.float64) * _TWO_TO_MINUS_32
+        return _output(self._states(count)).astype(np.float64) * _TWO_TO_MINUS_32
 
+    def _states(self, count: int) -> np.ndarray:
+        """The states the next ``count`` outputs are made from, the generator moved past them.
+
+        Computed in numpy by doubling, as an LCG jumps ahead: with the first ``n`` states known,
+        the next ``n`` are each ``n`` steps on, ``a**n * s + c * (1 + a + ... + a**(n-1))`` modulo
+        2**64 (uint64 arithmetic wraps there), so ``count`` states take about log2(count) array
+        operations instead of ``count`` Python steps: a model's default initialisation draws
+        thousands of numbers, and every test and grading run builds models."""
+        states = np.empty(count, dtype=np.uint64)
+        if count == 0:
+            return states
+        states[0] = self._state
+        known, multiplier, increment = 1, _MULTIPLIER, self._increment  # one step: s -> a*s + c
+        while known < count:
+            more = min(known, count - known)
+            states[known:known + more] = states[:more] * np.uint64(multiplier) + np.uint64(increment)
+            multiplier, increment = (multiplier * multiplier) & _MASK64, (multiplier * increment + increment) & _MASK64
+            known += more
+        self._state = int(states[-1])
+        self._step()
+        return states
 
     def uniform(self, low: float = 0.0, high: float = 1.0, size: Size | None = None) -> float | np.ndarray:
         """Uniform on [low, high): a float, or a float64 array of shape ``size`` filled row-major."""
@@ -71,6 +92,14 @@ class PCG32:
         radius = np.sqrt(-2.0 * np.log1p(-pairs[:, 0]))  # log(1 - u): u < 1, so never log(0)
         draws = mean + std * radius * np.cos(2.0 * math.pi * pairs[:, 1])
         return float(draws[0]) if size is None else draws.reshape(shape)
+
+
+def _output(states: np.ndarray) -> np.ndarray:
+    """``next_u32``'s output function on an array of states (uint64)."""
+    xorshifted = (((states >> np.uint64(18)) ^ states) >> np.uint64(27)) & np.uint64(0xFFFFFFFF)
+    rotation = states >> np.uint64(59)
+    rotated = (xorshifted >> rotation) | (xorshifted << ((np.uint64(32) - rotation) & np.uint64(31)))
+    return rotated & np.uint64(0xFFFFFFFF)
 
 
 def _shape(size: Size | None) -> tuple[int, ...]:

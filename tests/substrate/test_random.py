@@ -63,3 +63,14 @@ def test_normal_has_the_requested_moments():
 def test_bad_arguments_raise_value_error(bad):
     with pytest.raises(ValueError):
         bad()
+
+
+@pytest.mark.parametrize("seed, stream", [(42, 54), (11, 0), (2**63 + 5, 2**62), (0, 0)])
+def test_array_draws_are_the_generator_outputs_in_order_and_leave_it_past_them(seed, stream):
+    """Array draws are computed by jumping ahead in numpy; they must be next_u32's outputs, bit
+    for bit, at every count around the doublings, and leave the state where single steps would."""
+    for count in (0, 1, 2, 3, 63, 64, 65, 1000):
+        drawn, stepped = PCG32(seed, stream), PCG32(seed, stream)
+        outputs = drawn.uniform(size=count) * 2**32
+        assert outputs.tolist() == [float(stepped.next_u32()) for _ in range(count)]
+        assert drawn.next_u32() == stepped.next_u32()
