@@ -25,6 +25,7 @@ from typing import TypeVar
 from grader import probes, scoring
 from grader.chapter import Chapter, ManifestError, load_chapter
 from grader.disguise import disguise_catalogue
+from grader.grade_key import grade_key, keyed_seed
 from grader.intake import IntakeError, Submission, read_course_repo, read_submission
 from grader.mutants import Catalogue, CatalogueError, load_catalogue
 from grader.report.model import (
@@ -136,7 +137,8 @@ def grade(request: GradeRequest) -> Report:
         chapter = load_chapter(request.chapter)
         submission = _read(chapter, request)
         catalogue = load_catalogue(chapter)
-        return _grade(chapter, catalogue, submission, request.backend, settings, started)
+        seed = keyed_seed(grade_key(), submission.digest)
+        return _grade(chapter, catalogue, submission, seed, request.backend, settings, started)
     except GRADING_ERRORS as exc:
         return _error_report(request, exc, started)
 
@@ -163,9 +165,10 @@ class Runners:
 
 @contextmanager
 def sandboxed_runners(chapter: Chapter, submission: Submission, backend_name: str,
-                      settings: Settings) -> Iterator[Runners]:
+                      settings: Settings, *, seed: int = 0) -> Iterator[Runners]:
     """The submission's runners, started at once, its tests mounted read-only in both; the fast
-    one imports everything but waits to collect the tests until its await_ready().
+    one imports everything but waits to collect the tests until its await_ready(), and orders its
+    runs by ``seed`` (the grade's: there is no fast one without tests).
 
     The clean runner runs one child at a time. Its runs alone are the trusted check of the fast
     pass, and runs in flight together in one sandbox can still reach each other (UDP on loopback;
@@ -180,7 +183,7 @@ def sandboxed_runners(chapter: Chapter, submission: Submission, backend_name: st
         collecting = (False, True) if submission.tests is not None else (False,)
         runners = [WarmRunner(chapter=chapter, backend=backend, limits=settings.limits(),
                               student_tests=_materialise_tests(submission, Path(scratch) / f"collect-{collect}"),
-                              workers=settings.workers if collect else 1, seed=submission.seed, collect=collect,
+                              workers=settings.workers if collect else 1, seed=seed, collect=collect,
                               private=collect)
                    for collect in collecting]
         for runner in runners:
@@ -198,13 +201,13 @@ def _read(chapter: Chapter, request: GradeRequest) -> Submission:
     return read_submission(chapter, request.impl, request.tests)
 
 
-def _grade(chapter: Chapter, catalogue: Catalogue, submission: Submission, backend_name: str,
+def _grade(chapter: Chapter, catalogue: Catalogue, submission: Submission, seed: int, backend_name: str,
            settings: Settings, started: float) -> Report:
     timing: dict[str, float] = {}
     with ExitStack() as stack:
         background = stack.enter_context(ThreadPoolExecutor(max_workers=1, thread_name_prefix="trusted"))
-        expected = background.submit(reference_probes, chapter, catalogue, submission.seed)
-        runners = stack.enter_context(sandboxed_runners(chapter, submission, backend_name, settings))
+        expected = background.submit(reference_probes, chapter, catalogue, seed)
+        runners = stack.enter_context(sandboxed_runners(chapter, submission, backend_name, settings, seed=seed))
         timing["startup"] = _since(started)
         # Everything the clean sandbox reports on runs before the fast one collects the suite (the
         # student's code's first run there), and the timeouts are settled once it is closed: see

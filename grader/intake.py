@@ -46,16 +46,11 @@ class Submission:
 
     @property
     def digest(self) -> str:
-        """Content hash: the same files give the same grade (probe seed, run order)."""
+        """Content hash: the same files give the same grade (keyed, the seed: grader.grade_key)."""
         h = hashlib.sha256(b"impl\0" + self.impl)
         for name, data in self.tests or ():
             h.update(b"\0test\0" + name.encode() + b"\0" + data)
         return h.hexdigest()
-
-    @property
-    def seed(self) -> int:
-        """The grade's random choices (probe inputs, run order) follow from the files alone."""
-        return int(self.digest[:16], 16)
 
 
 def read_submission(chapter: Chapter, impl: Path, tests: Path | None) -> Submission:
