@@ -60,7 +60,8 @@ def load_catalogue(chapter: Chapter) -> Catalogue:
     if problems:
         raise CatalogueError(f"chapter {chapter.id}: the mutant pool is unusable: {'; '.join(problems)}")
     pitfalls = tuple(
-        Pitfall(id=row["id"], pitfall=row["pitfall"], symptom=row["symptom"], caught_by=row["caught_by"])
+        Pitfall(id=row["id"], pitfall=row["pitfall"], symptom=row["symptom"], caught_by=row["caught_by"],
+                hint=row.get("hint", ""))
         for row in pitfall_table
     )
     pitfall_mutants = tuple(Mutant(p.id, True, recognisers[p.id][0]) for p in pitfalls)

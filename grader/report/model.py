@@ -128,13 +128,16 @@ class Pitfall(PrintableText):
     pitfall: str
     symptom: str
     caught_by: str
+    hint: str = ""  # what kind of test catches it
 
     @property
     def when_missed(self) -> str:
-        """What a report tells a student whose tests missed this pitfall: what it does, and where
-        to look for a test that catches it."""
+        """What a report tells a student whose tests missed this pitfall: what it does, where to
+        look for a test that catches it, and how one does (a suite that tested an empty row with
+        zero padding keys missed s05 and was not told why: red team, round 19)."""
+        how = f"; to catch it, {self.hint}" if self.hint else ""
         return (f"every test passed on a luong.py with this pitfall ({self.symptom}); "
-                f"the course test that catches it is {self.caught_by}")
+                f"the course test that catches it is {self.caught_by}{how}")
 
 
 @dataclass(frozen=True)

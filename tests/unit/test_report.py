@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from xml.etree import ElementTree
 
 import jsonschema
@@ -88,6 +89,21 @@ def test_text_report_puts_pitfalls_first():
     # and what the student can do about it, as the Gradescope format says it
     assert "s05: every test passed on a luong.py with this pitfall (reads padding); the course test that catches it" \
            " is test_mask" in " ".join(text.split())
+
+
+def test_a_missed_pitfall_says_how_a_test_catches_it_where_the_chapter_says(chapter):
+    """Red team, round 19: a suite that tested an empty row with zero padding keys missed s05 and
+    was told only which course test catches it. Every pitfall of the chapter has a hint, shown
+    in the report, and the JSON report carries it (and stays valid)."""
+    from grader.mutants import load_catalogue
+
+    pitfalls = load_catalogue(chapter).pitfalls
+    assert all(pitfall.hint for pitfall in pitfalls)
+    s05 = next(pitfall for pitfall in pitfalls if pitfall.id == "s05")
+    assert s05.when_missed.endswith("; to catch it, " + s05.hint) and "padding keys that are not zero" in s05.hint
+    hinted = replace(sample(), pitfalls=(*PITFALLS[:1], s05))
+    validate(json.loads(render_json(hinted)))
+    assert s05.hint in " ".join(render_text(hinted).split())
 
 
 def test_the_legend_is_shown_only_under_lines_that_name_reads():
