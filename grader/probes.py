@@ -48,11 +48,13 @@ class Band:
     (round 17), and then where two ordinary conditions met that no band drew together: float64
     at widths 9 to 64, float32 at widths up to 8, widths 33 to 64 with 12 tokens or more or with
     11 rows or more, widths over 64 with one row (round 18). So the bands are a pairwise design
-    over four levels of width (1-8, 9-32, 33-64, 65-80): each level meets both dtypes, a first
+    over four levels of width (1-8, 9-32, 33-64, 65-128): each level meets both dtypes, a first
     read of 3 to 11 and of 12 to 40 tokens (2 to 10 rows), and a resized read of one row with
     padding and of a training batch (11 to 14 rows of 41 to 48 tokens); two bands give every score
-    its one- and two-token sources. A module wrong only where three such conditions meet, or
-    beyond every band's bounds, can still pass: no finite probe reaches every case. Not larger:
+    its one- and two-token sources. In each band one drawn score takes a power of two (_width):
+    the widths models use, where a module scaled only at 16, 32 and 64 passed 4 grades of 6 (red
+    team, round 19). A module wrong only where three such conditions meet, or beyond every band's
+    bounds (from width 129), can still pass: no finite probe reaches every case. Not larger:
     each read returns gradients of the keys' size, and a module that loops in Python over rows
     and tokens must finish in the probe's time."""
 
@@ -78,8 +80,8 @@ SHORT, SENTENCE = (3, 12), (12, 41)  # the first read's source lengths
 NUMBERS = (Band("float64", (1, 9), SENTENCE),
            Band("float32", (9, 33), SENTENCE, ONE_ROW, alike_later_rows=True),
            Band("float32", (33, 65), SHORT),
-           Band("float64", (65, 81), SHORT, TRAINING, alike_later_rows=True),
-           Band("float32", (65, 81), SENTENCE, ONE_ROW),
+           Band("float32", (65, 129), SHORT, TRAINING, alike_later_rows=True),
+           Band("float64", (65, 129), SENTENCE, ONE_ROW),
            Band("float32", (2, 9), SHORT, TRAINING),
            Band("float64", (33, 65), SENTENCE, ONE_ROW, alike_later_rows=True),
            Band("float64", (9, 33), SHORT, TRAINING),
@@ -95,11 +97,13 @@ Slack = Mapping[str, np.ndarray]
 # grades and passed it in others, as a comment changed the draw (red team, round 11).
 NOT_SCORES = ("cosine", "additive", "bilinear", "location", "scaled_dot")
 CONTRACT = "contract"
-LARGE_SCORE = 200.0  # float32's exp overflows above about 88.7
+# float32's exp overflows above about 88.7, float64's above 709; a module that clips scores at
+# 1000 "for stability" passed float32's (red team, round 19)
+LARGE_SCORES = {"float32": 200.0, "float64": 2000.0}
 MAX_QUOTED_CHARS = 200  # of any student-derived text a disagreement quotes
 # The reads of a numbers case, by the prefix of their outputs' names (runner/inside/probe.py), in
 # the order a disagreement names them; the first read's outputs have no prefix.
-READS = ("", CACHED, FROZEN, NEXT, CACHED + NEXT, RESIZED, CACHED + AGAIN)
+READS = ("", CACHED, FROZEN, NEXT, RESIZED, CACHED + RESIZED, CACHED + NEXT, CACHED + AGAIN, FROZEN + RESIZED)
 FIRST_READ = FIRST
 OF_NO_READ = frozenset({*ECHOED, "dtypes"})  # what a case's answer holds besides the reads' outputs
 # In a disagreement line, what names reads (by_read's parentheses, or the read an exception came
@@ -124,9 +128,11 @@ def draw_cases(seed: int, reference) -> bytes:
     """Every score at each dtype (rows as ``_mask`` draws them; the parameters named and shaped as
     the ``reference`` module names them at the drawn width), then the contract case."""
     rng = np.random.default_rng(seed)
-    kinds = [(score, band) for band in NUMBERS for score in SCORES]
-    cases = [_numbers_case(rng, reference, score, band, resized_length)
-             for (score, band), resized_length in zip(kinds, _resized_lengths(rng))]
+    rounded = rng.integers(len(SCORES), size=len(NUMBERS))  # which score's case takes a power of two, by band
+    kinds = [(score, band, index == rounded[place]) for place, band in enumerate(NUMBERS)
+             for index, score in enumerate(SCORES)]
+    cases = [_numbers_case(rng, reference, score, band, resized_length, power_of_two)
+             for (score, band, power_of_two), resized_length in zip(kinds, _resized_lengths(rng))]
     cases.append(_contract_case(rng))
     return _npz({f"case{index}.{key}": value for index, case in enumerate(cases) for key, value in case.items()})
 
@@ -181,16 +187,16 @@ def _resized_lengths(rng: np.random.Generator) -> np.ndarray:
 
 
 def _numbers_case(rng: np.random.Generator, reference, score: str, band: Band,
-                  resized_length: int) -> dict[str, np.ndarray]:
+                  resized_length: int, power_of_two: bool) -> dict[str, np.ndarray]:
     # Widths and lengths vary (the course tests use d = 2 and 3 among others, a decoder widths in
     # the tens), so a module that only works at the sizes it was tried on does not agree by luck:
     # the band says where (see Band). The rows come in a drawn order and number; the next read has
     # the first's shape (a module that keeps what it built for a shape must not agree) but no empty
     # row, as a training batch's mask has none (_lengths_mask), and its later step's rows all alike
     # (_next_read_masks); the resized one another shape. One row of the first read scores a real
-    # position LARGE_SCORE (see _overflowing), and one put in scores its only real token far below
+    # position LARGE_SCORES[dtype] (see _overflowing), and one put in scores its only real token far below
     # zero (_sunk).
-    d = int(rng.integers(*band.widths))
+    d = _width(rng, band.widths, power_of_two)
     first = (int(rng.integers(*band.lengths)), int(rng.integers(*RANDOM_ROWS[SMALL])))
     case = {"kind": np.array("numbers"), "dtype": np.array(band.dtype), "d": np.array(d), "score": np.array(score),
             "seed": np.array(rng.integers(1 << 31))}
@@ -220,9 +226,15 @@ def _numbers_case(rng: np.random.Generator, reference, score: str, band: Band,
     return case
 
 
+def _width(rng: np.random.Generator, widths: tuple[int, int], power_of_two: bool) -> int:
+    """A width drawn from ``widths``; with ``power_of_two``, one of the powers of two there, if any."""
+    powers = [2**k for k in range(widths[1].bit_length()) if widths[0] <= 2**k < widths[1]]
+    return int(rng.choice(powers)) if power_of_two and powers else int(rng.integers(*widths))
+
+
 def _overflowing(rng: np.random.Generator, case: dict[str, np.ndarray], score: str, besides: int | None) -> None:
-    """Give one row with real tokens a query that scores its longest projected key LARGE_SCORE,
-    and its next longest LARGE_SCORE - 3 where the width allows, so float32's exp overflows
+    """Give one row with real tokens a query that scores its longest projected key LARGE_SCORES[dtype],
+    and its next longest 3 less where the width allows, so that exp overflows
     unless the softmax subtracts the row's maximum first (as the substrate's does), and a module
     that caps the scores instead (below the second) weighs the two alike where the reference
     gives 0.95 and 0.05. The row's upstream gradients are zero, as its gradients would sum terms
@@ -235,7 +247,8 @@ def _overflowing(rng: np.random.Generator, case: dict[str, np.ndarray], score: s
     keys = case["keys"][row][case["mask"][row]]
     projected = keys @ case["param:score_proj.weight"].T if score == "general" else keys
     top = projected[np.argsort(-np.einsum("sd,sd->s", projected, projected))[:2]]
-    targets = np.array([LARGE_SCORE, LARGE_SCORE - 3.0])[: len(top)]
+    large = LARGE_SCORES[str(case["dtype"])]
+    targets = np.array([large, large - 3.0])[: len(top)]
     if len(top) < 2 or np.linalg.matrix_rank(top) < 2:
         top, targets = top[:1], targets[:1]
     case["query"][row] = top.T @ np.linalg.solve(top @ top.T, targets)  # the least-norm query scoring them so

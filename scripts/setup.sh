@@ -38,3 +38,6 @@ requirements=requirements.txt
 [[ $dev == 1 ]] && .venv/bin/python -m pip install -q --disable-pip-version-check -r requirements-oracle.txt
 .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps -e .
 .venv/bin/python -m grader.sandbox.runtime
+# This installation's grade key (var/grade-key, unless GRADER_KEY is set), made once here so that an
+# image built by this script (Gradescope's, a service's) grades every submission with one key.
+.venv/bin/python -c 'from grader.grade_key import grade_key; grade_key()'

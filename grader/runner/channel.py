@@ -20,7 +20,7 @@ from grader.runner.inside.records import MAX_SECONDS
 from grader.runner.results import RunnerError
 from grader.sandbox import SandboxedProcess
 
-MAX_ANSWER_BLOB_BYTES = 64 << 20
+MAX_ANSWER_BLOB_BYTES = 96 << 20
 
 _TEXT = {"type": "string", "maxLength": 4096}
 _SECONDS = {"type": "number", "minimum": 0, "maximum": MAX_SECONDS}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from grader import probes
@@ -95,8 +97,9 @@ def test_a_cached_projection_that_loses_its_gradient_is_caught(grade_hostile, sa
     assert implementation["verdict"] == "fail" and not implementation["probes_agree"]
     disagreements = implementation["probe_disagreements"]
     numbers_cases = len(probes.NUMBERS) * len(probes.SCORES)
-    assert len(disagreements) == numbers_cases and all("differs in grad_keys (reads with_proj:, with_proj:next_)" in line
-                                                       for line in disagreements), disagreements
+    # the resized read too, but for a one-token source: its softmax passes no gradient to the score
+    keys = re.compile(r"differs in grad_keys \(reads with_proj:, (with_proj:resized_, )?with_proj:next_\)")
+    assert len(disagreements) == numbers_cases and all(keys.search(line) for line in disagreements), disagreements
 
 
 def test_a_wrong_projection_behind_forged_records_is_caught(grade_hostile, sandbox_backend):

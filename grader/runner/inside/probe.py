@@ -87,29 +87,37 @@ def _numbers(module, case: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     projection and the scores read from it), each followed by a later decoder step, a new query
     and mask against the same keys and ``proj``, in the same backward pass; and by a third module
     with inputs that need no gradient. Then each module is read again as a decoder reuses one: other
-    weights loaded, the next batch's keys and mask, a second backward pass (gradients add up);
-    the plain one a third time, with a batch of another size and length, and the cached one a
-    third time without ``proj``: nothing of an earlier read may stay."""
+    weights loaded, the next batch's keys and mask, a second backward pass (gradients add up), and
+    a batch of another size and length (the cached one reads that one first); the cached one a
+    last time without ``proj``, and the plain one at inference (_read_at_inference): nothing of an
+    earlier read may stay."""
     dtype = np.dtype(str(case["dtype"]))
     plain, cached = _loaded(module, case, dtype), _loaded(module, case, dtype, built_from_rng=True)
+    held = {plain: {}, cached: {}}  # each module's first keys and mask, given again (_read_and_backprop)
     outputs = {
-        **_in_read("", _read_and_backprop, plain, case, dtype, cached=False),
-        **_prefixed(CACHED, _in_read(CACHED, _read_and_backprop, cached, case, dtype, cached=True)),
+        **_in_read("", _read_and_backprop, plain, case, dtype, cached=False, held=held[plain]),
+        **_prefixed(CACHED, _in_read(CACHED, _read_and_backprop, cached, case, dtype, cached=True,
+                                     held=held[cached])),
         **_prefixed(FROZEN, _in_read(FROZEN, _read_with_frozen_inputs, module, case, dtype)),
         "scores": plain.scores(_given(case, "query", dtype), _given(case, "keys", dtype)).data,
     }
     for attention in (plain, cached):
         attention.load_state_dict(_weights(case, NEXT + "param:", dtype))
-    for read, attention, cached_read, step in ((NEXT, plain, False, NEXT), (CACHED + NEXT, cached, True, NEXT),
-                                               (RESIZED, plain, False, RESIZED),
-                                               # without proj, after project_keys saw other keys: no
-                                               # projection may be remembered
+    for read, attention, cached_read, step in ((NEXT, plain, False, NEXT), (RESIZED, plain, False, RESIZED),
+                                               (CACHED + RESIZED, cached, True, RESIZED),
+                                               (CACHED + NEXT, cached, True, NEXT),
+                                               # without proj, right after project_keys saw the same keys
+                                               # object holding the next keys: no projection may be remembered
                                                (CACHED + AGAIN, cached, False, "")):
         outputs.update(_prefixed(read, _in_read(read, _read_and_backprop, attention, case, dtype,
-                                                cached=cached_read, step=step)))
+                                                cached=cached_read, step=step, held=held[attention])))
+    read = FROZEN + RESIZED
+    outputs.update(_prefixed(read, _in_read(read, _read_at_inference, plain, case, dtype, RESIZED)))
     dtypes = np.array([f"{name} {np.asarray(value).dtype if value is not None else None}"
                        for name, value in outputs.items()])
-    values = {k: np.asarray(v if v is not None else np.nan, dtype=np.float64) for k, v in outputs.items()}
+    # in the case's dtype (what each output really was is in dtypes): float32 cases' answers sent as
+    # float64 doubled them, and the answer must fit MAX_RETURN_BYTES
+    values = {k: np.asarray(v if v is not None else np.nan, dtype=dtype) for k, v in outputs.items()}
     return {**values, "dtypes": dtypes}
 
 
@@ -118,9 +126,13 @@ def _prefixed(prefix: str, outputs: dict) -> dict:
 
 
 def _given(case: dict[str, np.ndarray], name: str, dtype: np.dtype, requires_grad: bool = False):
+    return _tensor(case[name], dtype, requires_grad)
+
+
+def _tensor(array: np.ndarray, dtype: np.dtype, requires_grad: bool = False):
     from tinyllm.autograd.tensor import Tensor
 
-    return Tensor(case[name].astype(dtype), requires_grad=requires_grad)
+    return Tensor(array.astype(dtype), requires_grad=requires_grad)
 
 
 def _loaded(module, case: dict[str, np.ndarray], dtype: np.dtype, built_from_rng: bool = False):
@@ -163,14 +175,20 @@ def _weights(case: dict[str, np.ndarray], prefix: str, dtype: np.dtype) -> dict[
 
 
 def _read_and_backprop(attention, case: dict[str, np.ndarray], dtype: np.dtype, cached: bool,
-                       step: str = "") -> dict:
+                       step: str = "", held: dict | None = None) -> dict:
     """Context, weights and attentional state of a read and of the decoder's later step, then the
     gradients of a loss that weighs each with the grader's random upstream gradients, so every
     output's gradient reaches every input; and whether the caller's inputs came back as they were
-    given. ``step`` picks the inputs: the first read's, or the next one's."""
+    given. ``step`` picks the inputs: the first read's, or the next one's. ``held`` keeps the keys
+    tensor and the mask array of the module's first read, and a later read of their shape is given
+    those very objects, refilled in place, as a caller refills one mask buffer for each batch or
+    reads one encoder output again: a module that remembered what it made of an object by the
+    object (a projection, a mask's real positions) passed (red team, round 19)."""
     query, later_query, keys = (_given(case, step + name, dtype, requires_grad=True)
                                 for name in ("query", "later_query", "keys"))
     mask, later_mask = case[step + "mask"].copy(), case[step + "later_mask"].copy()
+    if held is not None:
+        keys, mask = _held(held, keys, mask)
     projected = {}
     if cached:  # the projection and the scores read from it are compared too, not just what forward makes of them
         proj = attention.project_keys(keys)
@@ -179,7 +197,8 @@ def _read_and_backprop(attention, case: dict[str, np.ndarray], dtype: np.dtype, 
         context, weights = (attention.forward(query, keys, mask, proj=proj) if step
                             else attention(query, keys, mask, proj))
         later = attention(later_query, keys, later_mask, proj)
-        projected = {"proj": proj.data, "scores_from_proj": attention.scores(query, keys, proj).data}
+        scores = attention.scores(query, keys, proj)
+        projected = {"proj": proj.data, "scores_from_proj": scores.data}
     else:  # called, as the course tests and a decoder call it: a bug in __call__ counts too
         context, weights = attention(query, keys, mask)
         later = attention(later_query, keys, later_mask)
@@ -187,12 +206,30 @@ def _read_and_backprop(attention, case: dict[str, np.ndarray], dtype: np.dtype, 
     kept = all(np.array_equal(given, case[step + name].astype(given.dtype))
                for given, name in ((query.data, "query"), (keys.data, "keys"), (mask, "mask")))
     up_context, up_weights, up_attentional = _upstream(case, step, dtype)  # the later step's weighed as the first's
+    # scores() trains too (a loss on them, as a decoder's alignment loss puts one): weighed at the
+    # real positions only, so that no gradient reaches padding by this path either (red team,
+    # round 19: a scores() that returned a detached tensor passed, its values being right)
+    from_scores = [(scores, _tensor(up_weights.data * mask, dtype))] if cached else []
     _backward((context, up_context), (weights, up_weights), (attentional, up_attentional),
-              (later[0], up_context), (later[1], up_weights))
+              (later[0], up_context), (later[1], up_weights), *from_scores)
     return {"context": context.data, "weights": weights.data, "attentional": attentional.data, **projected,
             "later_context": later[0].data, "later_weights": later[1].data, "grad_later_query": _grad(later_query),
             "grad_query": _grad(query), "grad_keys": _grad(keys), "inputs_kept": np.array(float(kept)),
             **_parameter_grads(attention)}
+
+
+def _held(held: dict, keys, mask: np.ndarray) -> tuple:
+    """The keys and mask to give: those in ``held``, refilled, when of the same shape; else these,
+    held from now on if nothing is."""
+    if "keys" not in held:
+        held.update(keys=keys, mask=mask)
+        return keys, mask
+    if held["keys"].shape != keys.shape or held["mask"].shape != mask.shape:
+        return keys, mask
+    held["keys"].data[...] = keys.data
+    held["keys"].grad = None
+    held["mask"][...] = mask
+    return held["keys"], held["mask"]
 
 
 def _read_with_frozen_inputs(module, case: dict[str, np.ndarray], dtype: np.dtype) -> dict:
@@ -212,6 +249,24 @@ def _read_with_frozen_inputs(module, case: dict[str, np.ndarray], dtype: np.dtyp
     return {"context": context.data, "weights": weights.data, "inference_context": frozen_context.data,
             "inference_weights": frozen_weights.data, "attentional": attentional.data, "grad_query": _grad(query),
             **_parameter_grads(attention)}
+
+
+def _read_at_inference(attention, case: dict[str, np.ndarray], dtype: np.dtype, step: str) -> dict:
+    """The ``step`` inputs read as an encoder trains through a read whose query is a constant (the
+    keys need a gradient, the query none), then as a model decodes, nothing needing one. With the
+    resized batch: one row, as greedy decoding reads, or a training batch. Every other read whose
+    inputs need no gradient had the first read's batch, and modules wrong only at inference for one
+    row, or that gave the keys no gradient when the query needed none, passed (red team, round 19)."""
+    keys, query = _given(case, step + "keys", dtype, requires_grad=True), _given(case, step + "query", dtype)
+    context, weights = attention(query, keys, case[step + "mask"].copy())
+    attentional = attention.attentional(query, context)
+    up_context, up_weights, up_attentional = _upstream(case, step, dtype)
+    _backward((context, up_context), (weights, up_weights), (attentional, up_attentional))
+    inference_context, inference_weights = attention(_given(case, step + "query", dtype),
+                                                     _given(case, step + "keys", dtype), case[step + "mask"].copy())
+    return {"context": context.data, "weights": weights.data, "attentional": attentional.data,
+            "grad_keys": _grad(keys), "inference_context": inference_context.data,
+            "inference_weights": inference_weights.data, **_parameter_grads(attention)}
 
 
 def _upstream(case: dict[str, np.ndarray], step: str, dtype: np.dtype) -> list:
@@ -280,6 +335,7 @@ def _initialisation(module, d: int, score: str, seeds: list[int]) -> list[str]:
             f"{'equals another parameter' if _equals_another(first, name) else 'is its own'} with one rng",
             f"{'repeats' if _equal(default, default_again, name) else 'does not repeat'} with no rng",
             "shares an array" if _shares_an_array(name, first, default, default_again) else "has arrays of its own",
+            f"{'varies' if all(_varies(p, name) for p in (first, default)) else 'holds one value throughout'}",
             f"{'is not all zeros' if np.any(parameter.data) else 'is all zeros'}",
             f"{'is finite' if all(_finite(p, name) for p in (first, default)) else 'is not finite'}")]
     return lines
@@ -302,6 +358,12 @@ def _text(value: object) -> str:
     """A value as the contract compares it: a str by its text, whatever its class says it is
     (a StrEnum member, or a ``(str, Enum)`` one, whose str() is its name on Python 3.11)."""
     return repr(str.__str__(value)) if isinstance(value, str) else repr(value)
+
+
+def _varies(parameters: dict, name: str) -> bool:
+    """More than one value in the parameter: one drawn number filled in everywhere starts every unit
+    alike, and no gradient can tell them apart (red team, round 19: it passed every other fact)."""
+    return name in parameters and np.unique(parameters[name].data).size > 1
 
 
 def _finite(parameters: dict, name: str) -> bool:

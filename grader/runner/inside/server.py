@@ -35,7 +35,7 @@ from .records import MAX_SECONDS, check_event, clip
 from .suite import serve_from_session
 
 MAX_REQUEST_BYTES = 32 << 20  # module source plus a call's payload
-MAX_RECORD_BYTES = 56 << 20  # all a child may write to its record pipe (a probe answer, MAX_RETURN_BYTES)
+MAX_RECORD_BYTES = 88 << 20  # all a child may write to its record pipe (a probe answer, MAX_RETURN_BYTES)
 # Records a child may write: two per test is a suite of 32,768 tests. Each costs the zygote some
 # 400 bytes, so without a bound 20 MB of tiny records would grow it by 300 MB.
 MAX_RECORD_EVENTS = 1 << 16
