@@ -32,7 +32,8 @@ def mutant_source(mutant: dict, patch_name: str | None = None) -> str:
 def test_manifest_lists_exactly_the_required_pitfalls():
     assert [m["id"] for m in MUTANTS] == list(CHAPTER.required_pitfalls)
     for mutant in MUTANTS:
-        assert set(mutant) - {"recognisers"} == {"id", "pitfall", "symptom", "caught_by", "patch", "fails"}, mutant["id"]
+        assert set(mutant) - {"recognisers"} == {"id", "pitfall", "symptom", "caught_by", "hint", "patch", "fails"}, \
+            mutant["id"]
         assert mutant["caught_by"] in mutant["fails"], mutant["id"]
         assert len(set(mutant["fails"])) == len(mutant["fails"]), mutant["id"]
 
