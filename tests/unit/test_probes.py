@@ -274,13 +274,15 @@ def test_the_reference_and_a_differently_written_variant_agree(payload):
 
 def test_the_recognisers_run_only_on_the_cases_the_student_differs_in(payload, pitfall_outputs):
     """A student wrong in one score only: the recognisers are asked for that score's cases (a
-    third of the CPU), and what they give there is what a run on every case gives there."""
+    third of the CPU), the first few of them, and what they give there is what a run on every case
+    gives there."""
     student = probes.outputs_of(module_from_patch("student_s03", "pitfalls/s03.patch"), payload)
     asked = []
     verdict = probes.judge(student, probes.outputs_of(REFERENCE, payload), lambda cases: asked.append(cases) or
                            pitfall_outputs)
     assert verdict.behaves_like == ("s03",)
-    assert [len(cases) for cases in asked] == [len(probes.NUMBERS)]  # concat's case in each band
+    assert [len(cases) for cases in asked] == [probes.REPLAYED_PER_SCORE]  # concat's first cases
+    assert all(str(student[f"{case}.score"]) == "concat" for case in asked[0])
     only = probes.outputs_of(REFERENCE, probes.only_cases(payload, asked[0]))
     full = probes.outputs_of(REFERENCE, payload)
     assert sorted(only) == sorted(k for k in full if k.partition(".")[0] in asked[0])

@@ -186,7 +186,10 @@ def _read_and_backprop(attention, case: dict[str, np.ndarray], dtype: np.dtype, 
     object (a projection, a mask's real positions) passed (red team, round 19)."""
     query, later_query, keys = (_given(case, step + name, dtype, requires_grad=True)
                                 for name in ("query", "later_query", "keys"))
-    mask, later_mask = case[step + "mask"].copy(), case[step + "later_mask"].copy()
+    # the other batch's mask in Fortran order, as (tokens != pad).T of time-major data is: a module
+    # that reads a mask's memory in order scrambled it and passed (red team, round 20)
+    mask = case[step + "mask"].copy(order="F" if step == RESIZED else "C")
+    later_mask = case[step + "later_mask"].copy()
     if held is not None:
         keys, mask = _held(held, keys, mask)
     projected = {}
@@ -202,14 +205,15 @@ def _read_and_backprop(attention, case: dict[str, np.ndarray], dtype: np.dtype, 
     else:  # called, as the course tests and a decoder call it: a bug in __call__ counts too
         context, weights = attention(query, keys, mask)
         later = attention(later_query, keys, later_mask)
+        scores = attention.scores(query, keys)
     attentional = attention.attentional(query, context)
     kept = all(np.array_equal(given, case[step + name].astype(given.dtype))
                for given, name in ((query.data, "query"), (keys.data, "keys"), (mask, "mask")))
     up_context, up_weights, up_attentional = _upstream(case, step, dtype)  # the later step's weighed as the first's
     # scores() trains too (a loss on them, as a decoder's alignment loss puts one): weighed at the
     # real positions only, so that no gradient reaches padding by this path either (red team,
-    # round 19: a scores() that returned a detached tensor passed, its values being right)
-    from_scores = [(scores, _tensor(up_weights.data * mask, dtype))] if cached else []
+    # rounds 19 and 20: a scores() that returned a detached tensor, with proj or without, passed)
+    from_scores = [(scores, _tensor(up_weights.data * mask, dtype))]
     _backward((context, up_context), (weights, up_weights), (attentional, up_attentional),
               (later[0], up_context), (later[1], up_weights), *from_scores)
     return {"context": context.data, "weights": weights.data, "attentional": attentional.data, **projected,
@@ -258,15 +262,21 @@ def _read_at_inference(attention, case: dict[str, np.ndarray], dtype: np.dtype, 
     inputs need no gradient had the first read's batch, and modules wrong only at inference for one
     row, or that gave the keys no gradient when the query needed none, passed (red team, round 19)."""
     keys, query = _given(case, step + "keys", dtype, requires_grad=True), _given(case, step + "query", dtype)
-    context, weights = attention(query, keys, case[step + "mask"].copy())
+    mask = case[step + "mask"].copy()
+    context, weights = attention(query, keys, mask)
     attentional = attention.attentional(query, context)
     up_context, up_weights, up_attentional = _upstream(case, step, dtype)
     _backward((context, up_context), (weights, up_weights), (attentional, up_attentional))
-    inference_context, inference_weights = attention(_given(case, step + "query", dtype),
-                                                     _given(case, step + "keys", dtype), case[step + "mask"].copy())
+    frozen_query, frozen_keys, frozen_mask = (_given(case, step + "query", dtype), _given(case, step + "keys", dtype),
+                                              case[step + "mask"].copy())
+    inference_context, inference_weights = attention(frozen_query, frozen_keys, frozen_mask)
+    given = ((query.data, "query"), (keys.data, "keys"), (mask, "mask"), (frozen_query.data, "query"),
+             (frozen_keys.data, "keys"), (frozen_mask, "mask"))
+    kept = all(np.array_equal(array, case[step + name].astype(array.dtype)) for array, name in given)
     return {"context": context.data, "weights": weights.data, "attentional": attentional.data,
             "grad_keys": _grad(keys), "inference_context": inference_context.data,
-            "inference_weights": inference_weights.data, **_parameter_grads(attention)}
+            "inference_weights": inference_weights.data, "inputs_kept": np.array(float(kept)),
+            **_parameter_grads(attention)}
 
 
 def _upstream(case: dict[str, np.ndarray], step: str, dtype: np.dtype) -> list:
@@ -361,9 +371,13 @@ def _text(value: object) -> str:
 
 
 def _varies(parameters: dict, name: str) -> bool:
-    """More than one value in the parameter: one drawn number filled in everywhere starts every unit
-    alike, and no gradient can tell them apart (red team, round 19: it passed every other fact)."""
-    return name in parameters and np.unique(parameters[name].data).size > 1
+    """More than one value in the parameter, and rows that differ where it has more than one: one
+    drawn number filled in everywhere, or one drawn row repeated, starts every unit alike, and no
+    gradient can tell them apart (red team, rounds 19 and 20: each passed every other fact)."""
+    if name not in parameters:
+        return False
+    data = np.atleast_2d(parameters[name].data)
+    return np.unique(data).size > 1 and (len(data) < 2 or np.unique(data, axis=0).shape[0] > 1)
 
 
 def _finite(parameters: dict, name: str) -> bool:
