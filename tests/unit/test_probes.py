@@ -533,6 +533,15 @@ def test_an_initialisation_drawn_in_another_order_agrees(payload):
     assert probes.judge(student, probes.outputs_of(REFERENCE, payload), no_pitfalls).agree
 
 
+def test_a_module_whose_instances_cannot_be_hashed_agrees(payload):
+    """A correct module may compare by value and so be unhashable (a @dataclass with eq=True sets
+    __hash__ to None): the probe executor must not use the student's instances as dict keys."""
+    header = "class LuongAttention(Module):\n"
+    source = REFERENCE_SOURCE.replace(header, header + "    __hash__ = None  # as @dataclass(eq=True) leaves it\n")
+    student = probes.outputs_of(load_trusted_module(CHAPTER, "unhashable", source.encode()), payload)
+    assert probes.judge(student, probes.outputs_of(REFERENCE, payload), no_pitfalls).agree
+
+
 def _npy(descr: str = "<f8", shape: tuple[int, ...] = (2,), data: bytes | None = None) -> bytes:
     """An npy file whose header says ``descr`` and ``shape``; ``data`` fits the header unless given."""
     header = io.BytesIO()

@@ -93,24 +93,26 @@ def _numbers(module, case: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     earlier read may stay."""
     dtype = np.dtype(str(case["dtype"]))
     plain, cached = _loaded(module, case, dtype), _loaded(module, case, dtype, built_from_rng=True)
-    held = {plain: {}, cached: {}}  # each module's first keys and mask, given again (_read_and_backprop)
+    # each module's first keys and mask, given again (_read_and_backprop); not a dict keyed by the
+    # modules: a correct one may be unhashable (a @dataclass with eq=True)
+    held_plain, held_cached = {}, {}
     outputs = {
-        **_in_read("", _read_and_backprop, plain, case, dtype, cached=False, held=held[plain]),
+        **_in_read("", _read_and_backprop, plain, case, dtype, cached=False, held=held_plain),
         **_prefixed(CACHED, _in_read(CACHED, _read_and_backprop, cached, case, dtype, cached=True,
-                                     held=held[cached])),
+                                     held=held_cached)),
         **_prefixed(FROZEN, _in_read(FROZEN, _read_with_frozen_inputs, module, case, dtype)),
         "scores": plain.scores(_given(case, "query", dtype), _given(case, "keys", dtype)).data,
     }
     for attention in (plain, cached):
         attention.load_state_dict(_weights(case, NEXT + "param:", dtype))
-    for read, attention, cached_read, step in ((NEXT, plain, False, NEXT), (RESIZED, plain, False, RESIZED),
-                                               (CACHED + RESIZED, cached, True, RESIZED),
-                                               (CACHED + NEXT, cached, True, NEXT),
-                                               # without proj, right after project_keys saw the same keys
-                                               # object holding the next keys: no projection may be remembered
-                                               (CACHED + AGAIN, cached, False, "")):
+    for read, attention, held, cached_read, step in (
+            (NEXT, plain, held_plain, False, NEXT), (RESIZED, plain, held_plain, False, RESIZED),
+            (CACHED + RESIZED, cached, held_cached, True, RESIZED), (CACHED + NEXT, cached, held_cached, True, NEXT),
+            # without proj, right after project_keys saw the same keys object holding the next keys:
+            # no projection may be remembered
+            (CACHED + AGAIN, cached, held_cached, False, "")):
         outputs.update(_prefixed(read, _in_read(read, _read_and_backprop, attention, case, dtype,
-                                                cached=cached_read, step=step, held=held[attention])))
+                                                cached=cached_read, step=step, held=held)))
     read = FROZEN + RESIZED
     outputs.update(_prefixed(read, _in_read(read, _read_at_inference, plain, case, dtype, RESIZED)))
     dtypes = np.array([f"{name} {np.asarray(value).dtype if value is not None else None}"
@@ -207,19 +209,22 @@ def _read_and_backprop(attention, case: dict[str, np.ndarray], dtype: np.dtype, 
         later = attention(later_query, keys, later_mask)
         scores = attention.scores(query, keys)
     attentional = attention.attentional(query, context)
-    kept = all(np.array_equal(given, case[step + name].astype(given.dtype))
-               for given, name in ((query.data, "query"), (keys.data, "keys"), (mask, "mask")))
+    kept = _inputs_kept(case, step, (query.data, "query"), (keys.data, "keys"), (mask, "mask"))
     up_context, up_weights, up_attentional = _upstream(case, step, dtype)  # the later step's weighed as the first's
     # scores() trains too (a loss on them, as a decoder's alignment loss puts one): weighed at the
     # real positions only, so that no gradient reaches padding by this path either (red team,
     # rounds 19 and 20: a scores() that returned a detached tensor, with proj or without, passed)
-    from_scores = [(scores, _tensor(up_weights.data * mask, dtype))]
     _backward((context, up_context), (weights, up_weights), (attentional, up_attentional),
-              (later[0], up_context), (later[1], up_weights), *from_scores)
+              (later[0], up_context), (later[1], up_weights), (scores, _tensor(up_weights.data * mask, dtype)))
     return {"context": context.data, "weights": weights.data, "attentional": attentional.data, **projected,
             "later_context": later[0].data, "later_weights": later[1].data, "grad_later_query": _grad(later_query),
             "grad_query": _grad(query), "grad_keys": _grad(keys), "inputs_kept": np.array(float(kept)),
             **_parameter_grads(attention)}
+
+
+def _inputs_kept(case: dict[str, np.ndarray], step: str, *given: tuple[np.ndarray, str]) -> bool:
+    """Every (array, input name) given came back as the ``step`` input it was made from."""
+    return all(np.array_equal(array, case[step + name].astype(array.dtype)) for array, name in given)
 
 
 def _held(held: dict, keys, mask: np.ndarray) -> tuple:
@@ -270,9 +275,8 @@ def _read_at_inference(attention, case: dict[str, np.ndarray], dtype: np.dtype, 
     frozen_query, frozen_keys, frozen_mask = (_given(case, step + "query", dtype), _given(case, step + "keys", dtype),
                                               case[step + "mask"].copy())
     inference_context, inference_weights = attention(frozen_query, frozen_keys, frozen_mask)
-    given = ((query.data, "query"), (keys.data, "keys"), (mask, "mask"), (frozen_query.data, "query"),
-             (frozen_keys.data, "keys"), (frozen_mask, "mask"))
-    kept = all(np.array_equal(array, case[step + name].astype(array.dtype)) for array, name in given)
+    kept = _inputs_kept(case, step, (query.data, "query"), (keys.data, "keys"), (mask, "mask"),
+                        (frozen_query.data, "query"), (frozen_keys.data, "keys"), (frozen_mask, "mask"))
     return {"context": context.data, "weights": weights.data, "attentional": attentional.data,
             "grad_keys": _grad(keys), "inference_context": inference_context.data,
             "inference_weights": inference_weights.data, "inputs_kept": np.array(float(kept)),
