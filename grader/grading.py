@@ -63,6 +63,7 @@ ALONE = " (run alone)"  # how the validity runs of the clean runner are labelled
 AGAIN = ", again"  # the correct implementations' runs alone after the mutation pass
 T = TypeVar("T")
 ReferenceProbes = tuple[bytes, dict, Callable[[], probes.Slack]]  # cases, the reference's answers, its rounding
+ReferenceAnswers = tuple[dict, Callable[[], probes.Slack]]
 # The machinery checks itself on every grade (mutmut's forced-fail run): a module that cannot be
 # imported must come out killed, or no outcome of the pass means anything.
 FORCED_FAILURE = "forced-failure"
@@ -206,7 +207,7 @@ def _grade(chapter: Chapter, catalogue: Catalogue, submission: Submission, seed:
     timing: dict[str, float] = {}
     with ExitStack() as stack:
         background = stack.enter_context(ThreadPoolExecutor(max_workers=1, thread_name_prefix="trusted"))
-        expected = background.submit(reference_probes, chapter, catalogue, seed)
+        expected = _reference_probes_in(background, chapter, catalogue, seed)
         runners = stack.enter_context(sandboxed_runners(chapter, submission, backend_name, settings, seed=seed))
         timing["startup"] = _since(started)
         # Everything the clean sandbox reports on runs before the fast one collects the suite (the
@@ -289,7 +290,7 @@ def _materialise_tests(submission: Submission, folder: Path) -> Path | None:
 
 
 def _grade_implementation(runner: WarmRunner, catalogue: Catalogue, submission: Submission, settings: Settings,
-                          expected: Future[ReferenceProbes], timing: dict[str, float]) -> Implementation:
+                          expected: ProbeWork, timing: dict[str, float]) -> Implementation:
     phase = time.monotonic()
     tests = run_course_tests(runner, submission.impl, settings)
     timing["course_tests"] = _since(phase)
@@ -347,13 +348,36 @@ def course_test_names(chapter: Chapter) -> list[str]:
 
 
 def reference_probes(chapter: Chapter, catalogue: Catalogue, seed: int) -> ReferenceProbes:
-    """The grade's probe cases and the reference's answers to them, trusted work that needs no
-    sandbox, done while the sandboxes start and the course tests run; and how to measure how much
+    """The grade's probe cases and the reference's answers to them; and how to measure how much
     of those answers is the reference's float32 rounding, should the student's disagree."""
+    reference, payload = _drawn_cases(chapter, catalogue, seed)
+    return payload, *_reference_answers(reference, payload)
+
+
+@dataclass(frozen=True)
+class ProbeWork:
+    """reference_probes as trusted work in the background, which needs no sandbox: the cases
+    first, drawn while the sandboxes start, then the reference's answers, computed while the
+    student's module runs the same cases (they are needed only to judge its answer)."""
+
+    cases: Future[tuple[ModuleType, bytes]]  # the reference module, and the cases' payload
+    answers: Future[ReferenceAnswers]
+
+
+def _reference_probes_in(background: ThreadPoolExecutor, chapter: Chapter, catalogue: Catalogue,
+                         seed: int) -> ProbeWork:
+    cases = background.submit(_drawn_cases, chapter, catalogue, seed)
+    return ProbeWork(cases, background.submit(lambda: _reference_answers(*cases.result())))  # one thread: in order
+
+
+def _drawn_cases(chapter: Chapter, catalogue: Catalogue, seed: int) -> tuple[ModuleType, bytes]:
     reference = load_trusted_module(chapter, "reference", catalogue.reference)
-    payload = probes.draw_cases(seed, reference)
+    return reference, probes.draw_cases(seed, reference)
+
+
+def _reference_answers(reference: ModuleType, payload: bytes) -> ReferenceAnswers:
     answers = probes.outputs_of(reference, payload)
-    return payload, answers, partial(_rounding_slack, reference, payload, answers)
+    return answers, partial(_rounding_slack, reference, payload, answers)
 
 
 def _rounding_slack(reference: ModuleType, payload: bytes, answers: dict) -> probes.Slack:
@@ -361,8 +385,8 @@ def _rounding_slack(reference: ModuleType, payload: bytes, answers: dict) -> pro
 
 
 def _probe(runner: WarmRunner, catalogue: Catalogue, submission: Submission, settings: Settings,
-           expected: Future[ReferenceProbes]) -> probes.ProbeVerdict:
-    chapter, (payload, reference_outputs, slack) = runner.chapter, expected.result()
+           expected: ProbeWork) -> probes.ProbeVerdict:
+    chapter, payload = runner.chapter, expected.cases.result()[1]
     call = runner.call(submission.impl, "probe", payload, timeout=settings.probe_timeout)
     if call.outcome is Outcome.TIMEOUT:
         reason = (f"the probe run did not finish within {settings.probe_timeout:g} s (GRADER_PROBE_TIMEOUT): the "
@@ -376,6 +400,7 @@ def _probe(runner: WarmRunner, catalogue: Catalogue, submission: Submission, set
         student = probes.read_answer(call.output)
     except ValueError as exc:
         return probes.ProbeVerdict(agree=False, disagreements=(f"unreadable probe answer: {exc}",), behaves_like=())
+    reference_outputs, slack = expected.answers.result()
 
     def pitfalls(cases: Sequence[str]) -> dict[str, list[dict]]:
         differing = probes.only_cases(payload, cases)

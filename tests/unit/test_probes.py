@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import itertools
-
+import copy
 import io
+import itertools
 import math
+import struct
 import tomllib
 import warnings
 import zipfile
@@ -588,6 +589,35 @@ def _quoting() -> bytes:
     return buffer.getvalue()
 
 
+def _misdirected() -> bytes:
+    """A second directory entry that points at the first member's local header: each member is
+    read where its entry points, so that header must bear the entry's name."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr(*GOOD)
+        [first] = archive.infolist()
+        second = copy.copy(first)
+        second.filename = second.orig_filename = "case0.weights.npy"
+        archive.filelist.append(second)
+    return buffer.getvalue()
+
+
+def _shifted() -> bytes:
+    """The member's last 8 bytes cut out: zipfile then takes the directory to have been moved up
+    by 8 bytes, as after a prefix was cut off, and places the member at offset -8."""
+    answer = _stored(GOOD)
+    directory = answer.index(b"PK\x01\x02")
+    return answer[:directory - 8] + answer[directory:]
+
+
+def _overlong() -> bytes:
+    """A member whose directory entry says it holds more bytes than the answer has after it."""
+    answer = bytearray(_stored(GOOD))
+    directory = answer.index(b"PK\x01\x02")
+    struct.pack_into("<2L", answer, directory + 20, len(answer) - 10, len(answer) - 10)  # its two sizes
+    return bytes(answer)
+
+
 GOOD = ("case0.context.npy", _npy())
 MALFORMED = {
     **{name: (_patched(_stored(GOOD), FLAGS, lambda byte, bit=bit: byte | bit),
@@ -604,6 +634,9 @@ MALFORMED = {
     "not-an-npy-name": (_stored(GOOD, ("case0.context", b"raw")), "members that are no case's array: case0.context"),
     "directory": (_stored(GOOD, ("case0/", b"")), "members that are no case's array: case0/"),
     "duplicate": (_stored(GOOD, GOOD), "members given twice: case0.context.npy"),
+    "misdirected": (_misdirected(), "case0.weights.npy: its directory entry points at no local header of that name"),
+    "shifted": (_shifted(), "case0.context.npy: its directory entry points at no local header of that name"),
+    "overlong": (_overlong(), r"case0.context.npy: its [0-9]+ bytes run past the answer's end"),
     "quoting": (_quoting(), "the members declare [0-9]+ bytes, more than the [0-9]+ of the answer"),
     "long-name": (_stored(("x" * 60_000, b"")),
                   r"^members that are no case's array: x{166}\.\.\. \(59834 more characters\)$"),
