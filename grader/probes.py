@@ -97,7 +97,9 @@ Slack = Mapping[str, np.ndarray]
 # Names that are no score (course test: LuongAttention(d, "cosine") raises a ValueError naming it),
 # each tried in every grade: two drawn per grade failed an alias for general ("bilinear") in some
 # grades and passed it in others, as a comment changed the draw (red team, round 11).
-NOT_SCORES = ("cosine", "additive", "bilinear", "location", "scaled_dot")
+# other papers' and libraries' names (OpenNMT-py calls concat "mlp"), and the contract's in other
+# forms: a module that lower-cased and stripped the name passed (red team, round 21)
+NOT_SCORES = ("cosine", "additive", "bilinear", "location", "scaled_dot", "mlp", "Dot", "GENERAL", "concat ")
 CONTRACT = "contract"
 REPLAYED_PER_SCORE = 3  # differing cases of each score the pitfalls' recognisers replay (_replayed)
 # float32's exp overflows above about 88.7, float64's above 709; a module that clips scores at
@@ -378,13 +380,21 @@ def _contract_case(rng: np.random.Generator) -> dict[str, np.ndarray]:
     for score in SCORES:
         good = {"call": "forward", "score": score, "d": d, "query": [batch, d], "keys": [batch, length, d],
                 "mask": [batch, length], "mask_dtype": "bool", "keyword": ""}
+        # widths of 1 broadcast, and widths that agree with each other but not with d pass a check
+        # of one against the other: modules without either check passed (red team, round 21)
         for call in ("forward", "scores"):
             calls += [{**good, "call": call}, {**good, "call": call, "query": [batch, d + 1]},
-                      {**good, "call": call, "keys": [batch, length, d - 1]}]
-        calls += [{**good, "mask": [batch, length - 1], "keyword": "mask"},
-                  {**good, "mask": [length, batch], "keyword": "mask"},
-                  {**good, "mask_dtype": "float32", "keyword": "mask"},
-                  {**good, "mask_dtype": "int64", "keyword": "mask"}]
+                      {**good, "call": call, "keys": [batch, length, d - 1]},
+                      {**good, "call": call, "query": [batch, 1]}, {**good, "call": call, "keys": [batch, length, 1]},
+                      {**good, "call": call, "query": [batch, d + 1], "keys": [batch, length, d + 1]},
+                      {**good, "call": call, "proj": True}]  # proj named, as the contract names it
+        bad_masks = [{**good, "mask": [batch, length - 1]}, {**good, "mask": [length, batch]},
+                     {**good, "mask_dtype": "float32"}, {**good, "mask_dtype": "int64"}]
+        calls += [{**call, "keyword": "mask"} for call in (
+            *bad_masks, {**good, "mask": [batch, length, 1]}, {**good, "mask": [length]},
+            {**good, "mask_dtype": "uint8"},  # torch's byte masks
+            *({**bad, "proj": True} for bad in bad_masks[::2]))]  # the cached path checks the mask too
+        calls.append({"call": "construct", "score": score, "d": d, "keyword": "", "rng": True})  # by position
     order = rng.permutation(len(calls))
     first_seed = int(rng.integers(1 << 31))
     return {"kind": np.array(CONTRACT), "d": np.array(d), "scores": np.array(SCORES),

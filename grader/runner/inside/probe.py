@@ -252,11 +252,20 @@ def _read_with_frozen_inputs(module, case: dict[str, np.ndarray], dtype: np.dtyp
     context, weights = attention(query=query, keys=keys, mask=case["mask"].copy())
     frozen_context, frozen_weights = attention.forward(query=frozen_query, keys=keys, mask=case["mask"].copy())
     attentional = attention.attentional(query=frozen_query, context=frozen_context)
+    # and through the cache of the constant keys, as a decoder over a frozen encoder trains and as
+    # beam search decodes: a module that detached proj there, or took a numpy fast path that forgot
+    # the mask once nothing needed a gradient, passed (red team, round 21)
+    proj = attention.project_keys(keys)
+    cached_context, cached_weights = attention(query=query, keys=keys, mask=case["mask"].copy(), proj=proj)
+    decoded_context, decoded_weights = attention(query=frozen_query, keys=keys, mask=case["mask"].copy(), proj=proj)
     up_context, up_weights, up_attentional = _upstream(case, "", dtype)
     _backward((context, up_context), (weights, up_weights), (frozen_context, up_context),
-              (frozen_weights, up_weights), (attentional, up_attentional))
+              (frozen_weights, up_weights), (attentional, up_attentional), (cached_context, up_context),
+              (cached_weights, up_weights))
     return {"context": context.data, "weights": weights.data, "inference_context": frozen_context.data,
             "inference_weights": frozen_weights.data, "attentional": attentional.data, "grad_query": _grad(query),
+            "cached_context": cached_context.data, "cached_weights": cached_weights.data,
+            "decoded_context": decoded_context.data, "decoded_weights": decoded_weights.data,
             **_parameter_grads(attention)}
 
 
@@ -329,9 +338,9 @@ def _initialisation(module, d: int, score: str, seeds: list[int]) -> list[str]:
     gives the same values, the second seed other values, and no other parameter's (one stream
     draws them all, as Linear's docstring asks: "pass one shared rng to get different layers");
     the default (no ``rng``) gives the same values each time; no array is shared with another
-    parameter or another module; nothing starts at zero or anything but finite. Not the values
-    themselves: a correct module may draw its layers in another order. Nor whether two default
-    layers differ: passing ``rng=None`` on to each Linear, the natural way to write it, starts two
+    parameter or another module; nothing starts at zero, anything but finite, or beyond Linear's
+    bound. Not the values themselves: a correct module may draw its layers in another order. Nor
+    whether two default layers differ: passing ``rng=None`` on to each Linear, the natural way to write it, starts two
     of one shape alike, and neither the chapter nor the contract asks otherwise."""
     from tinyllm.random import PCG32
 
@@ -351,7 +360,8 @@ def _initialisation(module, d: int, score: str, seeds: list[int]) -> list[str]:
             "shares an array" if _shares_an_array(name, first, default, default_again) else "has arrays of its own",
             f"{'varies' if all(_varies(p, name) for p in (first, default)) else 'holds one value throughout'}",
             f"{'is not all zeros' if np.any(parameter.data) else 'is all zeros'}",
-            f"{'is finite' if all(_finite(p, name) for p in (first, default)) else 'is not finite'}")]
+            f"{'is finite' if all(_finite(p, name) for p in (first, default)) else 'is not finite'}",
+            f"{'is' if all(_in_linear_bound(p, name) for p in (first, default)) else 'is not'} in Linear's bound")]
     return lines
 
 
@@ -384,6 +394,17 @@ def _varies(parameters: dict, name: str) -> bool:
     return np.unique(data).size > 1 and (len(data) < 2 or np.unique(data, axis=0).shape[0] > 1)
 
 
+def _in_linear_bound(parameters: dict, name: str) -> bool:
+    """Linear (L0.4) holds W_a, v and W_c, and draws a weight [out, in] from uniform(-1/sqrt(in),
+    1/sqrt(in)); the float32 rounding of a draw may pass the bound by a unit in its last place.
+    Weights drawn from N(0, 1), or with the bound sqrt(in), passed every other fact (red team,
+    round 21)."""
+    if name not in parameters:
+        return False
+    data = np.atleast_2d(parameters[name].data)
+    return bool(np.all(np.abs(data) <= (1 + 1e-6) / np.sqrt(data.shape[-1])))
+
+
 def _finite(parameters: dict, name: str) -> bool:
     return name in parameters and bool(np.all(np.isfinite(parameters[name].data)))
 
@@ -396,16 +417,18 @@ def _attempt(module, call: dict) -> str:
     """Make one call of the contract; say whether it raised ValueError (and named the keyword the
     course tests look for in the message), raised something else, or returned."""
     from tinyllm.autograd.tensor import Tensor
+    from tinyllm.random import PCG32
 
     try:
-        attention = module.LuongAttention(call["d"], call["score"])
+        attention = module.LuongAttention(call["d"], call["score"], *([PCG32(1)] if call.get("rng") else []))
         if call["call"] != "construct":
             attention.to(np.float64)
             query, keys = Tensor(np.ones(call["query"])), Tensor(np.ones(call["keys"]))
+            cache = {"proj": attention.project_keys(keys)} if call.get("proj") else {}
             if call["call"] == "scores":
-                attention.scores(query, keys)
+                attention.scores(query, keys, **cache)
             else:
-                attention(query, keys, np.ones(call["mask"], dtype=call["mask_dtype"]))
+                attention(query, keys, np.ones(call["mask"], dtype=call["mask_dtype"]), **cache)
     except ValueError as exc:
         keyword = call["keyword"]
         if not keyword:
@@ -421,13 +444,14 @@ def _attempt(module, call: dict) -> str:
 
 def _describe_call(call: dict) -> str:
     """The call as the report shows it."""
-    made = f"LuongAttention({call['d']}, {call['score']!r})"
+    made = f"LuongAttention({call['d']}, {call['score']!r}{', PCG32(1)' if call.get('rng') else ''})"
     if call["call"] == "construct":
         return made
     shapes = f"query {tuple(call['query'])}, keys {tuple(call['keys'])}"
+    cache = ", proj=project_keys(keys)" if call.get("proj") else ""
     if call["call"] == "scores":
-        return f"{made}.scores({shapes})"
-    return f"{made}({shapes}, mask {tuple(call['mask'])} {call['mask_dtype']})"
+        return f"{made}.scores({shapes}{cache})"
+    return f"{made}({shapes}, mask {tuple(call['mask'])} {call['mask_dtype']}{cache})"
 
 
 _CASE_KINDS = {"numbers": _numbers, "contract": _contract}
