@@ -480,7 +480,11 @@ LAST_LAYER = "        self.combine = Linear(2 * d, d, bias=False, rng=rng)\n"
       "'concat: score_proj.weight shares an array'"],
      # used as it is built, never cast (the frozen: read in float32), it trains the two as one
      [label for label in FLOAT32_LABELS if label.startswith("concat")]),
-], ids=["zeros", "rng-ignored", "unseeded", "tied"])
+    (LAST_LAYER, LAST_LAYER + "        for parameter in self.parameters():  # the bound inverted (red team, round 21)\n"
+     "            bound = np.sqrt(parameter.shape[1])\n"
+     "            parameter.data = rng.uniform(-bound, bound, parameter.shape).astype(np.float32)\n",
+     ["'dot: combine.weight is not within the Linear bound 1/sqrt(in)'"], []),
+], ids=["zeros", "rng-ignored", "unseeded", "tied", "unbounded"])
 def test_a_default_initialisation_that_does_not_follow_rng_is_named(payload, old, new, facts, built_wrong):
     """Each fact that differs is named on its own (dot for all but tied, concat's): one line held
     seven facts of a parameter, and a student could not tell which one differed (red team,

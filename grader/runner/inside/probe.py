@@ -361,7 +361,7 @@ def _initialisation(module, d: int, score: str, seeds: list[int]) -> list[str]:
             f"{'varies' if all(_varies(p, name) for p in (first, default)) else 'holds one value throughout'}",
             f"{'is not all zeros' if np.any(parameter.data) else 'is all zeros'}",
             f"{'is finite' if all(_finite(p, name) for p in (first, default)) else 'is not finite'}",
-            f"{'is' if all(_in_linear_bound(p, name) for p in (first, default)) else 'is not'} in Linear's bound")]
+            f"{'is' if all(_in_linear_bound(p, name) for p in (first, default)) else 'is not'} within the Linear bound 1/sqrt(in)")]
     return lines
 
 
