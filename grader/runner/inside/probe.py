@@ -33,6 +33,7 @@ AGAIN = "again_"  # prefix of the outputs of the cached module's third read, the
 FROZEN = "frozen:"  # prefix of the outputs of the reads whose inputs need no gradient
 RESIZED = "resized_"  # prefix of the plain module's last read's inputs and outputs, another batch and length
 FIRST = "first"  # how a report names the read whose outputs have no prefix
+LINEAR_BOUND = "the Linear bound 1/sqrt(in)"  # that of every parameter's draw (_in_linear_bound)
 
 
 def run(module, payload: bytes) -> bytes:
@@ -340,8 +341,8 @@ def _initialisation(module, d: int, score: str, seeds: list[int]) -> list[str]:
     the default (no ``rng``) gives the same values each time; no array is shared with another
     parameter or another module; nothing starts at zero, anything but finite, or beyond Linear's
     bound. Not the values themselves: a correct module may draw its layers in another order. Nor
-    whether two default layers differ: passing ``rng=None`` on to each Linear, the natural way to write it, starts two
-    of one shape alike, and neither the chapter nor the contract asks otherwise."""
+    whether two default layers differ: passing ``rng=None`` on to each Linear, the natural way to
+    write it, starts two of one shape alike, and neither the chapter nor the contract asks otherwise."""
     from tinyllm.random import PCG32
 
     given = PCG32(seeds[0])
@@ -361,7 +362,7 @@ def _initialisation(module, d: int, score: str, seeds: list[int]) -> list[str]:
             f"{'varies' if all(_varies(p, name) for p in (first, default)) else 'holds one value throughout'}",
             f"{'is not all zeros' if np.any(parameter.data) else 'is all zeros'}",
             f"{'is finite' if all(_finite(p, name) for p in (first, default)) else 'is not finite'}",
-            f"{'is' if all(_in_linear_bound(p, name) for p in (first, default)) else 'is not'} within the Linear bound 1/sqrt(in)")]
+            f"{'is' if all(_in_linear_bound(p, name) for p in (first, default)) else 'is not'} within {LINEAR_BOUND}")]
     return lines
 
 
