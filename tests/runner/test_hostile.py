@@ -194,6 +194,29 @@ def test_runs_alone_collect_in_their_own_child(suite_folder, runner_for, referen
     assert together.outcome is Outcome.FAILED and together.node == "test_where.py::test_collected_here"
 
 
+MEET_OTHER_RUNS = {"test_meet.py": HEADER + """
+    import socket, time
+    def test_no_other_run_is_in_flight():
+        lock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        lock.bind(("127.0.0.1", 47474))  # OSError (a failed run) if another run holds it
+        try:
+            time.sleep(0.3)
+        finally:
+            lock.close()
+    """}
+
+
+@pytest.mark.parametrize(("workers", "overlap"), [(1, False), (2, True)])
+def test_runs_with_one_worker_never_overlap(workers, overlap, suite_folder, runner_for, reference) -> None:
+    """The clean runner's guarantee, seen by a test that fails when another run holds a loopback
+    port: with one worker no run meets another; with two, runs that start together do (the
+    control: the test can tell)."""
+    runner = runner_for(suite_folder(MEET_OTHER_RUNS), collect=False, workers=workers)
+    runs = runner.suite_runs([(f"run {i}", reference) for i in range(6)], timeout=10.0)
+    failed = [run_id for run_id, run in runs.items() if run.outcome is not Outcome.PASSED]
+    assert bool(failed) is overlap, {run_id: (run.outcome, run.message) for run_id, run in runs.items()}
+
+
 def test_a_thread_started_at_collection_does_not_break_the_runs(suite_folder, runner_for, reference,
                                                                   pitfalls) -> None:
     """A conftest thread in the zygote: the zygote then forks with os.fork (libc's fork would leave
