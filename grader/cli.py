@@ -7,6 +7,7 @@ Exit codes are the CI contract: 0 the grade passed, 1 it failed, 2 it could not 
 from __future__ import annotations
 
 import enum
+import signal
 import sys
 import traceback
 from pathlib import Path
@@ -159,8 +160,19 @@ def _finish(report, format: Format, out: Path | None) -> None:
 def main() -> None:
     """The console script. Exit codes are the CI contract, so a crash (a bug) exits 2, "could not
     grade", never 1, which would read as a failed grade; the traceback is on stderr."""
+    signal.signal(signal.SIGTERM, _unwind_on_sigterm)
     try:
         app()
     except Exception:  # noqa: BLE001 - whatever the bug, the exit code must not say "fail"
         traceback.print_exc()
         sys.exit(EXIT_CODES[Verdict.ERROR])
+
+
+def _unwind_on_sigterm(signum: int, _frame) -> None:
+    """A stop request (a supervisor's, ``docker stop``'s, ``kill``'s) unwinds the grade as Ctrl-C
+    does, closing its sandboxes on the way out: by default SIGTERM ends Python at once, and the
+    Docker engine keeps a container whose client is gone (bwrap's die with their parent). The
+    exit status is the shell's for the signal, so it never reads as a grade's verdict."""
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second request must not cut the cleanup short
+    print("grader: stopped (SIGTERM) before the grade was done: no report", file=sys.stderr)
+    raise SystemExit(128 + signum)

@@ -46,6 +46,7 @@ class Graded:
     hung: bool  # the guard had to stop the CLI
     canary: str
     submitted: tuple[str, ...] = field(default=())  # the submission's own texts
+    temporary_left: list[str] = field(default_factory=list)  # what the grade left in its TMPDIR
 
     def surface(self) -> str:
         """Everything the student gets back."""

@@ -6,10 +6,11 @@ on the machine run sandboxes of the same uid). With PR_SET_CHILD_SUBREAPER set h
 orphan of the graded command is re-parented to this process instead, so "left behind by this
 grade" is exactly "still a descendant of this process after the command exited".
 
-Usage: python reaper.py RESULT_JSON GUARD_SECONDS -- COMMAND...
+Usage: python reaper.py RESULT_JSON GUARD_SECONDS [--stop-after SECONDS] -- COMMAND...
 RESULT_JSON gets {"returncode", "hung", "leftovers": [{"pid", "uid", "cmdline"}]}. GUARD_SECONDS
 only stops a grade that never ends (recorded as "hung"); the grader's own limits should end it
-long before.
+long before. --stop-after sends the command SIGTERM once it has run that long, as a supervisor
+stopping it would.
 """
 
 from __future__ import annotations
@@ -67,13 +68,22 @@ def kill_and_reap(processes: list[dict]) -> None:
 
 
 def main(argv: list[str]) -> int:
-    result_path, guard, separator, *command = argv
+    result_path, guard, *rest = argv
+    stop_after = None
+    if rest[:1] == ["--stop-after"]:
+        stop_after, rest = float(rest[1]), rest[2:]
+    separator, *command = rest or [""]
     if separator != "--" or not command:
         raise SystemExit(__doc__)
     libc = ctypes.CDLL(None, use_errno=True)
     if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_CHILD_SUBREAPER)")
     child = subprocess.Popen(command)
+    if stop_after is not None:
+        try:
+            child.wait(timeout=stop_after)
+        except subprocess.TimeoutExpired:
+            child.send_signal(signal.SIGTERM)
     hung = False
     try:
         returncode = child.wait(timeout=float(guard))
