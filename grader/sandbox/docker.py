@@ -32,12 +32,13 @@ import docker
 from grader.sandbox import Limits, Mount, SandboxUnavailable
 from grader.sandbox._env import MACHINE_WIDE_PROC, SANDBOX_PYTHON, SCRATCH, sandbox_env
 from grader.sandbox._process import WatchedProcess
-from grader.sandbox.uids import UidLease, lease_uid
+from grader.sandbox.uids import UidLease, lease_realm, lease_uid, try_lease
 
 IMAGE_VARIABLE = "GRADER_SANDBOX_IMAGE"
 DEFAULT_IMAGE = "l43-grader-sandbox:latest"
 BUILD_HINT = "build it with docker/sandbox/build.sh"
 CONTAINER_LABEL = "org.l43-grader.sandbox"  # marks every container this backend starts
+UID_LABEL, REALM_LABEL = f"{CONTAINER_LABEL}.uid", f"{CONTAINER_LABEL}.realm"  # its lease (grader/sandbox/uids.py)
 OPEN_FILES = 256
 # The engine's default masked paths, which a MaskedPaths of our own replaces (moby oci/defaults.go).
 ENGINE_MASKED_PATHS = ("/proc/asound", "/proc/acpi", "/proc/kcore", "/proc/keys", "/proc/latency_stats",
@@ -79,6 +80,27 @@ class DockerBackend:
                 api.inspect_image(image)
             except docker.errors.ImageNotFound:
                 raise SandboxUnavailable(f"the sandbox image {image} is missing: {BUILD_HINT}") from None
+        self._remove_orphans(api)
+
+    @staticmethod
+    def _remove_orphans(api: APIClient) -> None:
+        """Remove the containers whose grader died without removing them (SIGKILL, the machine's
+        OOM killer): the engine keeps a container its client left, stopped, or running until its
+        zygote sees its input end. A container's uid lease is held for its whole life, so one
+        whose lease can be taken now has nobody else to remove it; containers of another realm
+        (graders with another lock folder) are not this grader's to judge."""
+        realm = lease_realm()
+        for container in api.containers(all=True, filters={"label": f"{REALM_LABEL}={realm}"}):
+            uid = container["Labels"].get(UID_LABEL, "")
+            lease = try_lease(int(uid)) if uid.isdigit() else None
+            if lease is None:
+                continue
+            try:
+                api.remove_container(container["Id"], force=True)
+            except docker.errors.NotFound:
+                pass  # another grader of the realm got there first
+            finally:
+                lease.release()
 
     def spawn(
         self,
@@ -114,7 +136,7 @@ class DockerBackend:
                 environment=sandbox_env(env),
                 stdin_open=True,  # with detach=False this also sets StdinOnce: our EOF ends its stdin
                 network_disabled=True,
-                labels={CONTAINER_LABEL: "1"},
+                labels={CONTAINER_LABEL: "1", UID_LABEL: str(lease.uid), REALM_LABEL: lease_realm()},
                 host_config=self._host_config(api, limits, lease.uid),
             )["Id"]
         except docker.errors.ImageNotFound:

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import signal
+import subprocess
+import sys
 import threading
 import uuid
 from pathlib import Path
 
+import docker.errors
 import pytest
 
+from grader.chapter import REPO_ROOT
 from grader.sandbox import Limits, SandboxBackend, Termination
 from grader.sandbox.docker import CONTAINER_LABEL, DockerBackend
 from sandbox_helpers import read_line, run_python
@@ -107,6 +112,38 @@ def test_close_removes_the_container(docker_backend: DockerBackend) -> None:
     assert len(labelled() - before) == 1
     process.close()
     assert labelled() - before == set()
+
+
+ORPHAN_MAKER = """
+import os, signal, sys
+from grader.sandbox import Limits
+from grader.sandbox.docker import DockerBackend
+backend = DockerBackend()
+process = backend.spawn([backend.python, "-c", "import time; time.sleep(600)"], mounts=(), limits=Limits())
+print(process._container, flush=True)
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+@pytest.mark.docker
+def test_the_container_of_a_grader_that_died_is_removed_by_the_next_check(docker_backend: DockerBackend) -> None:
+    """A grader killed outright (SIGKILL) leaves its container to the engine; the next grader's
+    check() removes it, and only it: a live sandbox's container stays."""
+    api = docker_backend.api()
+    live = docker_backend.spawn([docker_backend.python, "-c", "import time; time.sleep(600)"], mounts=(),
+                                limits=Limits())
+    try:
+        died = subprocess.run([sys.executable, "-c", ORPHAN_MAKER], capture_output=True, text=True, check=False,
+                              cwd=REPO_ROOT)
+        orphan = died.stdout.strip()
+        assert died.returncode == -signal.SIGKILL and orphan, died.stderr
+        assert api.inspect_container(orphan)["State"]["Running"]
+        docker_backend.check()
+        with pytest.raises(docker.errors.NotFound):
+            api.inspect_container(orphan)
+        assert api.inspect_container(live._container)["State"]["Running"]
+    finally:
+        live.close()
 
 
 def test_sandboxes_run_concurrently(backend: SandboxBackend) -> None:
