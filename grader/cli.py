@@ -7,6 +7,7 @@ Exit codes are the CI contract: 0 the grade passed, 1 it failed, 2 it could not 
 from __future__ import annotations
 
 import enum
+import os
 import signal
 import sys
 import traceback
@@ -54,8 +55,26 @@ app.add_typer(export_app, name="export")
 
 CHAPTER = typer.Option(DEFAULT_CHAPTER, "--chapter", help="chapter id (a manifest in chapters/)")
 FORMAT = typer.Option(Format.text, "--format", help="report format")
-OUT = typer.Option(None, "--out", help="write the report to this file (in a format other than text, the text "
-                   "report still goes to standard output)")
+
+
+def _writable_report_path(out: Path | None) -> Path | None:
+    """Refuse an --out the report could not be written to before grading, not after it."""
+    if out is None:
+        return None
+    if out.is_dir():
+        raise typer.BadParameter(f"{out} is a folder: give the report's file name")
+    existing = next(folder for folder in out.absolute().parents if folder.exists())
+    if not existing.is_dir():
+        raise typer.BadParameter(f"{existing} is not a folder, so {out} cannot be made")
+    target = out if out.exists() else existing
+    if not os.access(target, os.W_OK):
+        raise typer.BadParameter(f"{target} is not writable")
+    return out
+
+
+OUT = typer.Option(None, "--out", callback=_writable_report_path,
+                   help="write the report to this file (in a format other than text, the text report still goes "
+                   "to standard output)")
 BACKEND = typer.Option(Backend.bwrap, "--backend", help="sandbox backend", envvar="GRADER_SANDBOX")
 REPO = typer.Argument(Path("."), help="the course repository (default: the current folder)")
 
@@ -149,11 +168,17 @@ def _finish(report, format: Format, out: Path | None) -> None:
         raise typer.Exit(EXIT_CODES[Verdict.ERROR]) from None
     if out is None:
         sys.stdout.write(text)
-    else:
+        raise typer.Exit(EXIT_CODES[report.verdict])
+    if format is not Format.text:
+        sys.stdout.write(RENDERERS["text"](report))
+    try:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(text, encoding="utf-8")
-        if format is not Format.text:
-            sys.stdout.write(RENDERERS["text"](report))
+    except OSError as exc:  # checked before grading, but a disk fills and folders change meanwhile
+        if format is Format.text:
+            sys.stdout.write(text)  # the grade is not lost: the text report is on standard output
+        typer.echo(f"error: cannot write the report to {out}: {exc.strerror or exc}", err=True)
+        raise typer.Exit(EXIT_CODES[Verdict.ERROR]) from None
     raise typer.Exit(EXIT_CODES[report.verdict])
 
 

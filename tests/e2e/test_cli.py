@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -47,6 +48,29 @@ def test_error_reports_are_valid_json(tmp_path):
     data = json.loads(out.read_text())
     validate(data)
     assert data["verdict"] == "error" and "not found" in data["error"]
+
+
+@pytest.mark.parametrize(("out", "says"), [
+    ("{tmp}", "is a folder: give the report's file name"),
+    ("{tmp}/a-file/report.json", "is not a folder, so"),
+])
+def test_an_out_the_report_cannot_go_to_is_refused_before_grading(tmp_path, out, says):
+    (tmp_path / "a-file").write_text("")
+    result = grader("grade", "--impl", str(tmp_path / "luong.py"), "--out", out.format(tmp=tmp_path))
+    assert result.returncode == 2
+    assert says in " ".join(result.stderr.split())  # the usage box wraps its lines
+    assert "Chapter L4.3" not in result.stdout and "Traceback" not in result.stderr
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root passes the check before grading on /proc")
+def test_a_report_that_cannot_be_written_after_grading_is_an_error_with_the_text_kept(tmp_path):
+    """The folder was there when grading began, and gone when the report was written (here /proc,
+    where no folder can be made): exit 2, a plain message, and the text report on standard output."""
+    out = "/proc/no-such-folder/report.txt"
+    result = grader("grade", "--impl", str(tmp_path / "luong.py"), "--out", out)
+    assert result.returncode == 2
+    assert f"error: cannot write the report to {out}" in result.stderr and "Traceback" not in result.stderr
+    assert "Chapter L4.3: ERROR" in result.stdout and "luong.py: not found" in result.stdout
 
 
 def test_an_unreachable_docker_engine_is_an_error_not_a_traceback(tmp_path):
