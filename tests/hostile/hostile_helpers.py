@@ -92,19 +92,25 @@ def leaked_lines(graded: Graded) -> list[str]:
     return sorted(line for line in secrets if any(line in view for view in views))
 
 
-def assert_contained(graded: Graded) -> None:
-    """What every hostile grade must show: bounded, a report and an exit code, no pass, no leak, no
-    leftover (process, container or temporary file)."""
+def assert_nothing_left(graded: Graded) -> None:
+    """What every grade must show however it ends: bounded, no traceback, no leftover (process,
+    container or temporary file)."""
     assert not graded.hung, "the grade never ended"
     assert "Traceback" not in graded.stderr, graded.stderr[-3000:]
+    assert graded.leftovers == [], graded.leftovers
+    assert graded.temporary_left == [], graded.temporary_left
+
+
+def assert_contained(graded: Graded) -> None:
+    """What every hostile grade must show: assert_nothing_left, a report and an exit code, no pass,
+    no leak."""
+    assert_nothing_left(graded)
     assert graded.returncode in (1, 2), (graded.returncode, graded.stdout[-2000:])
     assert graded.report is not None, "no JSON report was written"
     validate(graded.report)
     assert graded.report["verdict"] != "pass"
     assert graded.stdout.strip(), "no text report on stdout"
     assert not re.search("[\x00-\x08\x0b-\x1f\x7f]", graded.stdout), "the text report carries control characters"
-    assert graded.leftovers == [], graded.leftovers
-    assert graded.temporary_left == [], graded.temporary_left
     assert leaked_lines(graded) == []
     assert graded.canary not in graded.surface(), "the grader's environment reached the sandbox"
 

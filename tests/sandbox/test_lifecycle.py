@@ -17,6 +17,7 @@ from grader.sandbox import Limits, SandboxBackend, Termination
 from grader.sandbox.docker import CONTAINER_LABEL, DockerBackend
 from sandbox_helpers import read_line, run_python
 
+SLEEPER = "import time; time.sleep(600)"
 ECHO_DOUBLED = """
 import sys, numpy
 for line in sys.stdin:
@@ -108,18 +109,18 @@ def test_close_removes_the_container(docker_backend: DockerBackend) -> None:
         return {c["Id"] for c in api.containers(all=True, filters={"label": CONTAINER_LABEL})}
 
     before = labelled()
-    process = docker_backend.spawn([docker_backend.python, "-c", "import time; time.sleep(600)"], mounts=(), limits=Limits())
+    process = docker_backend.spawn([docker_backend.python, "-c", SLEEPER], mounts=(), limits=Limits())
     assert len(labelled() - before) == 1
     process.close()
     assert labelled() - before == set()
 
 
-ORPHAN_MAKER = """
+ORPHAN_MAKER = f"""
 import os, signal, sys
 from grader.sandbox import Limits
 from grader.sandbox.docker import DockerBackend
 backend = DockerBackend()
-process = backend.spawn([backend.python, "-c", "import time; time.sleep(600)"], mounts=(), limits=Limits())
+process = backend.spawn([backend.python, "-c", {SLEEPER!r}], mounts=(), limits=Limits())
 print(process._container, flush=True)
 os.kill(os.getpid(), signal.SIGKILL)
 """
@@ -130,8 +131,7 @@ def test_the_container_of_a_grader_that_died_is_removed_by_the_next_check(docker
     """A grader killed outright (SIGKILL) leaves its container to the engine; the next grader's
     check() removes it, and only it: a live sandbox's container stays."""
     api = docker_backend.api()
-    live = docker_backend.spawn([docker_backend.python, "-c", "import time; time.sleep(600)"], mounts=(),
-                                limits=Limits())
+    live = docker_backend.spawn([docker_backend.python, "-c", SLEEPER], mounts=(), limits=Limits())
     try:
         died = subprocess.run([sys.executable, "-c", ORPHAN_MAKER], capture_output=True, text=True, check=False,
                               cwd=REPO_ROOT)
