@@ -11,7 +11,6 @@ import ast
 import importlib.util
 import random
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -52,6 +51,7 @@ from grader.runner.results import (
     TestOutcome,
 )
 from grader.sandbox import SandboxUnavailable, get_backend
+from grader.sandbox.scratch import held_folder, sweep_orphans
 from grader.settings import Settings, SettingsError
 
 # The failures a grade reports as verdict "error" with a message; anything else is a bug.
@@ -177,13 +177,13 @@ def sandboxed_runners(chapter: Chapter, submission: Submission, backend_name: st
     of them overlapping could compare what they see."""
     backend = get_backend(backend_name)
     backend.check()
-    with tempfile.TemporaryDirectory(prefix="grader-submission-") as scratch, ExitStack() as stack:
-        Path(scratch).chmod(0o755)
+    sweep_orphans()  # the folders of graders killed outright (held_folder)
+    with held_folder("submission") as scratch, ExitStack() as stack:
         # A copy of the tests for each sandbox: what one does to a file it shares with the other
         # (a lock, a notice) could carry what the fast zygote saw to the runs alone.
         collecting = (False, True) if submission.tests is not None else (False,)
         runners = [WarmRunner(chapter=chapter, backend=backend, limits=settings.limits(),
-                              student_tests=_materialise_tests(submission, Path(scratch) / f"collect-{collect}"),
+                              student_tests=_materialise_tests(submission, scratch / f"collect-{collect}"),
                               workers=settings.workers if collect else 1, seed=seed, collect=collect,
                               private=collect)
                    for collect in collecting]

@@ -25,7 +25,6 @@ import shutil
 import signal
 import stat
 import subprocess
-import tempfile
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -42,6 +41,7 @@ from grader.sandbox.runtime import (
     private_copy_dir,
     private_copy_is_current,
 )
+from grader.sandbox.scratch import HeldFolder
 from grader.sandbox.uids import UidLease, lease_uid
 
 SETUP_HINT = "run `python -m grader.sandbox.runtime` (as root) to create it"
@@ -187,28 +187,27 @@ class _Held:
 
     def __init__(self, lease: UidLease | None) -> None:
         self.lease = lease
-        self._copies: Path | None = None
+        self._copies: HeldFolder | None = None
 
     def copy_of(self, mounts: Sequence[Mount]) -> list[Mount]:
         """The mounts as copies of their own, readable by the sandbox's uid."""
-        self._copies = Path(tempfile.mkdtemp(prefix="grader-private-mounts-"))
-        self._copies.chmod(0o755)
+        self._copies = HeldFolder("private-mounts")
         copied = []
         for index, mount in enumerate(mounts):
-            copy = self._copies / str(index)
+            copy = self._copies.path / str(index)
             if mount.source.is_dir():
                 shutil.copytree(mount.source, copy, symlinks=True, ignore=shutil.ignore_patterns("__pycache__"))
             else:
                 shutil.copy2(mount.source, copy)
             copied.append(Mount(copy, mount.target))
-        make_world_readable(self._copies)
+        make_world_readable(self._copies.path)
         return copied
 
     def release(self) -> None:
         if self.lease is not None:
             self.lease.release()
         if self._copies is not None:
-            shutil.rmtree(self._copies, ignore_errors=True)
+            self._copies.remove()
 
 
 class BwrapProcess(WatchedProcess):

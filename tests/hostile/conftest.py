@@ -125,22 +125,23 @@ def _created_after(created: str, started: float) -> bool:
 
 @pytest.fixture
 def grade_hostile(repo_builder: RepoBuilder, tmp_path: Path) -> Iterator[Callable[..., Graded]]:
-    """grade_hostile(impl=..., tests=..., backend=..., stop_after=None) -> Graded, through the CLI
-    and the reaper (which, with ``stop_after``, sends the grader SIGTERM once it has run that long)."""
+    """grade_hostile(impl=..., tests=..., backend=..., stop_after=None, stop_signal="TERM") -> Graded,
+    through the CLI and the reaper (which, with ``stop_after``, sends the grader ``stop_signal``
+    once it has run that long). The grades of one test share their TMPDIR."""
     # The grader's temporary files go here (a folder of this test's own, which the sandboxes' uids
     # can traverse, as they can /tmp), so what a grade leaves there is known to be its own.
     temporary = Path(tempfile.mkdtemp(prefix="hostile-tmp-"))
     temporary.chmod(0o755)
 
     def grade(*, impl: str, tests: dict[str, str] | None = None, backend: str,
-              stop_after: float | None = None) -> Graded:
+              stop_after: float | None = None, stop_signal: str = "TERM") -> Graded:
         repo, submitted = repo_builder.build(impl=impl, tests=tests)
         out, result = tmp_path / "report.json", tmp_path / "reaper.json"
         stdout, stderr = tmp_path / "stdout.txt", tmp_path / "stderr.txt"
         canary = uuid.uuid4().hex
         command = [sys.executable, "-m", "grader", "check", str(repo), "--format", "json", "--out", str(out),
                    "--backend", backend]
-        stop = [] if stop_after is None else ["--stop-after", str(stop_after)]
+        stop = [] if stop_after is None else ["--stop-after", str(stop_after), "--stop-signal", stop_signal]
         started = time.time()
         with stdout.open("wb") as out_file, stderr.open("wb") as err_file:
             subprocess.run([sys.executable, str(REAPER), str(result), str(GUARD_SECONDS), *stop, "--", *command],
@@ -155,7 +156,7 @@ def grade_hostile(repo_builder: RepoBuilder, tmp_path: Path) -> Iterator[Callabl
             stderr=stderr.read_text(errors="replace"),
             report=json.loads(out.read_text()) if out.exists() else None,
             leftovers=leftovers, hung=reaped["hung"], canary=canary, submitted=submitted,
-            temporary_left=sorted(path.name for path in temporary.iterdir()),
+            temporary=temporary, temporary_left=sorted(path.name for path in temporary.iterdir()),
         )
 
     yield grade

@@ -46,7 +46,8 @@ class Graded:
     hung: bool  # the guard had to stop the CLI
     canary: str
     submitted: tuple[str, ...] = field(default=())  # the submission's own texts
-    temporary_left: list[str] = field(default_factory=list)  # what the grade left in its TMPDIR
+    temporary: Path | None = None  # the grade's TMPDIR
+    temporary_left: list[str] = field(default_factory=list)  # what the grade left there
 
     def surface(self) -> str:
         """Everything the student gets back."""

@@ -6,11 +6,12 @@ on the machine run sandboxes of the same uid). With PR_SET_CHILD_SUBREAPER set h
 orphan of the graded command is re-parented to this process instead, so "left behind by this
 grade" is exactly "still a descendant of this process after the command exited".
 
-Usage: python reaper.py RESULT_JSON GUARD_SECONDS [--stop-after SECONDS] -- COMMAND...
+Usage: python reaper.py RESULT_JSON GUARD_SECONDS [--stop-after SECONDS [--stop-signal NAME]] -- COMMAND...
 RESULT_JSON gets {"returncode", "hung", "leftovers": [{"pid", "uid", "cmdline"}]}. GUARD_SECONDS
 only stops a grade that never ends (recorded as "hung"); the grader's own limits should end it
 long before. --stop-after sends the command SIGTERM once it has run that long, as a supervisor
-stopping it would.
+stopping it would; --stop-signal another signal instead (KILL: the OOM killer, a supervisor's last
+resort).
 """
 
 from __future__ import annotations
@@ -69,9 +70,11 @@ def kill_and_reap(processes: list[dict]) -> None:
 
 def main(argv: list[str]) -> int:
     result_path, guard, *rest = argv
-    stop_after = None
+    stop_after, stop_signal = None, signal.SIGTERM
     if rest[:1] == ["--stop-after"]:
         stop_after, rest = float(rest[1]), rest[2:]
+    if rest[:1] == ["--stop-signal"]:
+        stop_signal, rest = signal.Signals[f"SIG{rest[1]}"], rest[2:]
     separator, *command = rest or [""]
     if separator != "--" or not command:
         raise SystemExit(__doc__)
@@ -83,7 +86,7 @@ def main(argv: list[str]) -> int:
         try:
             child.wait(timeout=stop_after)
         except subprocess.TimeoutExpired:
-            child.send_signal(signal.SIGTERM)
+            child.send_signal(stop_signal)
     hung = False
     try:
         returncode = child.wait(timeout=float(guard))
