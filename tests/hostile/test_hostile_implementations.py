@@ -97,8 +97,10 @@ def test_a_cached_projection_that_loses_its_gradient_is_caught(grade_hostile, sa
     assert implementation["verdict"] == "fail" and not implementation["probes_agree"]
     disagreements = implementation["probe_disagreements"]
     numbers_cases = len(probes.NUMBERS) * len(probes.SCORES)
-    # the resized read too, but for a one-token source: its softmax passes no gradient to the score
-    keys = re.compile(r"differs in grad_keys \(reads with_proj:, (with_proj:resized_, )?with_proj:next_\)")
+    # the resized reads too (the cached one, and the inference read through proj), but for a
+    # one-token source: its softmax passes no gradient to the score
+    keys = re.compile(r"differs in grad_keys \(reads with_proj:, "
+                      r"(with_proj:resized_, with_proj:next_, frozen:resized_|with_proj:next_)\)")
     assert len(disagreements) == numbers_cases and all(keys.search(line) for line in disagreements), disagreements
 
 

@@ -34,6 +34,8 @@ FROZEN = "frozen:"  # prefix of the outputs of the reads whose inputs need no gr
 RESIZED = "resized_"  # prefix of the plain module's last read's inputs and outputs, another batch and length
 FIRST = "first"  # how a report names the read whose outputs have no prefix
 LINEAR_BOUND = "the Linear bound 1/sqrt(in)"  # that of every parameter's draw (_in_linear_bound)
+LINEAR_RANGE = "the Linear range (past half its bound on both sides)"  # _spans_linear_range
+SPREAD_WIDTH = 64  # the width the spread of the draw is judged at: enough values for a sure test
 
 
 def run(module, payload: bytes) -> bytes:
@@ -246,7 +248,9 @@ def _read_with_frozen_inputs(module, case: dict[str, np.ndarray], dtype: np.dtyp
     """A fresh module built as a model builds it (``_seeded``), trained over constant keys (a frozen
     encoder's), once with a query that needs a gradient and once with one that does not, as at
     inference: a module that skips the graph when its inputs need none loses its parameters'
-    gradients."""
+    gradients. Then, as training goes on between decodes: an optimiser's step written into the
+    parameters in place, and a decode again; and the module cast to float64 and read once more
+    (_read_after_training)."""
     attention = _seeded(module, case, dtype)
     keys, frozen_query = _given(case, "keys", dtype), _given(case, "query", dtype)
     query = _given(case, "query", dtype, requires_grad=True)
@@ -255,10 +259,16 @@ def _read_with_frozen_inputs(module, case: dict[str, np.ndarray], dtype: np.dtyp
     attentional = attention.attentional(query=frozen_query, context=frozen_context)
     # and through the cache of the constant keys, as a decoder over a frozen encoder trains and as
     # beam search decodes: a module that detached proj there, or took a numpy fast path that forgot
-    # the mask once nothing needed a gradient, passed (red team, round 21)
-    proj = attention.project_keys(keys)
+    # the mask once nothing needed a gradient, passed (red team, round 21); project_keys and scores
+    # called with their arguments named as the contract names them (round 22: renamed, they passed)
+    proj = attention.project_keys(keys=keys)
+    given_proj = proj.data.copy()
     cached_context, cached_weights = attention(query=query, keys=keys, mask=case["mask"].copy(), proj=proj)
     decoded_context, decoded_weights = attention(query=frozen_query, keys=keys, mask=case["mask"].copy(), proj=proj)
+    # the decoder's next step reads the same proj: a fast path that wrote its sum into proj's array
+    # passed (red team, round 22)
+    proj_kept = np.array_equal(proj.data, given_proj)
+    scores = attention.scores(query=query, keys=keys)
     up_context, up_weights, up_attentional = _upstream(case, "", dtype)
     _backward((context, up_context), (weights, up_weights), (frozen_context, up_context),
               (frozen_weights, up_weights), (attentional, up_attentional), (cached_context, up_context),
@@ -267,27 +277,53 @@ def _read_with_frozen_inputs(module, case: dict[str, np.ndarray], dtype: np.dtyp
             "inference_weights": frozen_weights.data, "attentional": attentional.data, "grad_query": _grad(query),
             "cached_context": cached_context.data, "cached_weights": cached_weights.data,
             "decoded_context": decoded_context.data, "decoded_weights": decoded_weights.data,
-            **_parameter_grads(attention)}
+            "scores": scores.data, "proj_kept": np.array(float(proj_kept)), **_parameter_grads(attention),
+            **_read_after_training(attention, case, dtype)}
+
+
+def _read_after_training(attention, case: dict[str, np.ndarray], dtype: np.dtype) -> dict:
+    """``attention``, used, given the next weights in place as an optimiser's step writes them, then
+    decoding with a new projection; then cast to float64 (``to``) and read. Modules
+    that kept W_h's transpose for decoding until its array object changed, or built a constant in
+    the first call's dtype and kept it, passed every other read (red team, round 22)."""
+    for name, parameter in attention.named_parameters():
+        parameter.data[...] = case[NEXT + "param:" + name].astype(dtype)
+    keys = _given(case, "keys", dtype)
+    context, weights = attention(_given(case, "query", dtype), keys, case["mask"].copy(), attention.project_keys(keys))
+    stepped = {"stepped_context": context.data, "stepped_weights": weights.data}
+    # to float64 whatever the case's dtype (a float64 module's cast changes nothing): cast to float32
+    # instead, a float64 case's read would be compared at float64's tolerance
+    wider = np.dtype(np.float64)
+    attention.to(wider)
+    context, weights = attention(_given(case, "query", wider), _given(case, "keys", wider), case["mask"].copy())
+    return {**stepped, "cast_context": context.data, "cast_weights": weights.data}
 
 
 def _read_at_inference(attention, case: dict[str, np.ndarray], dtype: np.dtype, step: str) -> dict:
     """The ``step`` inputs read as an encoder trains through a read whose query is a constant (the
-    keys need a gradient, the query none), then as a model decodes, nothing needing one. With the
-    resized batch: one row, as greedy decoding reads, or a training batch. Every other read whose
-    inputs need no gradient had the first read's batch, and modules wrong only at inference for one
-    row, or that gave the keys no gradient when the query needed none, passed (red team, round 19)."""
+    keys need a gradient, the query none), directly and through ``project_keys``, then as a model
+    decodes, nothing needing one. With the resized batch: one row, as greedy decoding reads, or a
+    training batch. Every other read whose inputs need no gradient had the first read's batch, and
+    modules wrong only at inference for one row, or that gave the keys no gradient when the query
+    needed none, passed (red team, round 19)."""
     keys, query = _given(case, step + "keys", dtype, requires_grad=True), _given(case, step + "query", dtype)
     mask = case[step + "mask"].copy()
     context, weights = attention(query, keys, mask)
     attentional = attention.attentional(query, context)
+    # and through the keys' projection, as a decoder trains its encoder with teacher forcing's
+    # constant queries: a fast path taken whenever the query needed no gradient, with no graph,
+    # passed (red team, round 22)
+    cached_context, cached_weights = attention(query, keys, mask, attention.project_keys(keys))
     up_context, up_weights, up_attentional = _upstream(case, step, dtype)
-    _backward((context, up_context), (weights, up_weights), (attentional, up_attentional))
+    _backward((context, up_context), (weights, up_weights), (attentional, up_attentional),
+              (cached_context, up_context), (cached_weights, up_weights))
     frozen_query, frozen_keys, frozen_mask = (_given(case, step + "query", dtype), _given(case, step + "keys", dtype),
                                               case[step + "mask"].copy())
     inference_context, inference_weights = attention(frozen_query, frozen_keys, frozen_mask)
     kept = _inputs_kept(case, step, (query.data, "query"), (keys.data, "keys"), (mask, "mask"),
                         (frozen_query.data, "query"), (frozen_keys.data, "keys"), (frozen_mask, "mask"))
     return {"context": context.data, "weights": weights.data, "attentional": attentional.data,
+            "cached_context": cached_context.data, "cached_weights": cached_weights.data,
             "grad_keys": _grad(keys), "inference_context": inference_context.data,
             "inference_weights": inference_weights.data, "inputs_kept": np.array(float(kept)),
             **_parameter_grads(attention)}
@@ -340,7 +376,7 @@ def _initialisation(module, d: int, score: str, seeds: list[int]) -> list[str]:
     draws them all, as Linear's docstring asks: "pass one shared rng to get different layers");
     the default (no ``rng``) gives the same values each time; no array is shared with another
     parameter or another module; nothing starts at zero, anything but finite, or beyond Linear's
-    bound. Not the values themselves: a correct module may draw its layers in another order. Nor
+    bound, and the draw spans Linear's range (at SPREAD_WIDTH). Not the values themselves: a correct module may draw its layers in another order. Nor
     whether two default layers differ: passing ``rng=None`` on to each Linear, the natural way to
     write it, starts two of one shape alike, and neither the chapter nor the contract asks otherwise."""
     from tinyllm.random import PCG32
@@ -350,6 +386,7 @@ def _initialisation(module, d: int, score: str, seeds: list[int]) -> list[str]:
     again, other = (dict(module.LuongAttention(d, score, rng=PCG32(seed)).named_parameters())
                     for seed in (seeds[0], seeds[1]))
     default, default_again = (dict(module.LuongAttention(d, score).named_parameters()) for _ in range(2))
+    wide = dict(module.LuongAttention(SPREAD_WIDTH, score, rng=PCG32(seeds[0])).named_parameters())
     drawn = given.next_u32() != PCG32(seeds[0]).next_u32()
     lines = [f"{score}: {'draws from' if drawn else 'does not draw from'} the rng it is given"]
     for name, parameter in first.items():  # one line per fact, so that a report names the one that differs
@@ -362,7 +399,8 @@ def _initialisation(module, d: int, score: str, seeds: list[int]) -> list[str]:
             f"{'varies' if all(_varies(p, name) for p in (first, default)) else 'holds one value throughout'}",
             f"{'is not all zeros' if np.any(parameter.data) else 'is all zeros'}",
             f"{'is finite' if all(_finite(p, name) for p in (first, default)) else 'is not finite'}",
-            f"{'is' if all(_in_linear_bound(p, name) for p in (first, default)) else 'is not'} within {LINEAR_BOUND}")]
+            f"{'is' if all(_in_linear_bound(p, name) for p in (first, default)) else 'is not'} within {LINEAR_BOUND}",
+            f"{'spans' if _spans_linear_range(wide, name) else 'does not span'} {LINEAR_RANGE} at width {SPREAD_WIDTH}")]
     return lines
 
 
@@ -404,6 +442,18 @@ def _in_linear_bound(parameters: dict, name: str) -> bool:
         return False
     data = np.atleast_2d(parameters[name].data)
     return bool(np.all(np.abs(data) <= (1 + 1e-6) / np.sqrt(data.shape[-1])))
+
+
+def _spans_linear_range(parameters: dict, name: str) -> bool:
+    """Some of the parameter's values beyond half of Linear's bound on either side, as a uniform
+    draw over the whole range has (at SPREAD_WIDTH, even v's 64 values miss one side with
+    probability (3/4)^64, about 1e-8). Weights drawn from [0, bound), or within 1/in instead of
+    1/sqrt(in), passed every other fact (red team, round 22)."""
+    if name not in parameters:
+        return False
+    data = np.atleast_2d(parameters[name].data)
+    half = 0.5 / np.sqrt(data.shape[-1])
+    return bool(data.max() > half and data.min() < -half)
 
 
 def _finite(parameters: dict, name: str) -> bool:
