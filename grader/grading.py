@@ -242,13 +242,14 @@ def _grade_suite(runners: Runners, chapter: Chapter, catalogue: Catalogue, setti
     fast = runners.fast
     sent = _timed(timing, "disguise", disguise_catalogue, catalogue)  # what the sandboxes get
     sample, decoys = alone_sample(sent, settings), drawn_decoys(sent, settings)
-    compiled, rest = _compiled(sent, sample, decoys, module_file(chapter), background)
-    alone = _timed(timing, "alone", _alone_pass, runners.clean, sent, {**_correct(sent), **decoys}, sample,
+    alone_decoys = decoys_run_alone(decoys, settings)
+    compiled, rest = _compiled(sent, sample, decoys, alone_decoys, module_file(chapter), background)
+    alone = _timed(timing, "alone", _alone_pass, runners.clean, sent, {**_correct(sent), **alone_decoys}, sample,
                    compiled, settings.alone_timeout)
     compiled = {**compiled, **rest.result()}
     _timed(timing, "collection", fast.await_ready)  # the student's code runs there from now on
     _check_collected(fast)
-    suite = _timed(timing, "mutation", _mutation_pass, fast, sent, compiled)
+    suite = _timed(timing, "mutation", _mutation_pass, fast, sent, decoys, compiled)
     fast.close()  # and nothing of it is alive during the runs alone after it
     alone = _timed(timing, "after_the_pass", _after_the_pass, runners.clean, sent, suite, alone, compiled, settings)
     return _grade_tests(suite, alone, chapter, sent, frozenset(fast.collected))
@@ -425,21 +426,24 @@ def load_trusted_module(chapter: Chapter, name: str, source: bytes) -> ModuleTyp
     return module
 
 
-def _compiled(sent: Catalogue, sample: set[str], decoys: dict[str, bytes], filename: str,
-              background: ThreadPoolExecutor) -> tuple[dict[bytes, bytes], Future[dict[bytes, bytes]]]:
+def _compiled(sent: Catalogue, sample: set[str], decoys: dict[str, bytes], alone_decoys: dict[str, bytes],
+              filename: str, background: ThreadPoolExecutor) -> tuple[dict[bytes, bytes], Future[dict[bytes, bytes]]]:
     """Every module either pass may send, compiled once for both (this grade's disguise is new):
     what the runs alone need now, the rest in ``background`` while they run, one at a time, a
     core being idle then."""
-    first = [*_correct(sent).values(), *decoys.values(), *(m.source for m in sent.mutants if m.id in sample)]
-    rest = [FORCED_FAILURE_SOURCE, *(m.source for m in sent.mutants if m.id not in sample)]
+    first = [*_correct(sent).values(), *alone_decoys.values(), *(m.source for m in sent.mutants if m.id in sample)]
+    rest = [FORCED_FAILURE_SOURCE, *(d for label, d in decoys.items() if label not in alone_decoys),
+            *(m.source for m in sent.mutants if m.id not in sample)]
     return compile_modules(first, filename), background.submit(compile_modules, rest, filename)
 
 
-def _mutation_pass(runner: WarmRunner, catalogue: Catalogue, compiled: dict[bytes, bytes]) -> SuitePass:
-    """Every mutant through the fast runner, with the forced failure that checks the machinery."""
+def _mutation_pass(runner: WarmRunner, catalogue: Catalogue, decoys: dict[str, bytes],
+                   compiled: dict[bytes, bytes]) -> SuitePass:
+    """Every mutant through the fast runner, among the variants and ``decoys``, with the forced
+    failure that checks the machinery."""
     suite = runner.mutation_pass(
         reference=catalogue.reference,
-        variants=_variants(catalogue),
+        variants={**_variants(catalogue), **decoys},
         mutants={FORCED_FAILURE: FORCED_FAILURE_SOURCE, **{m.id: m.source for m in catalogue.mutants}},
         compiled=compiled,
     )
@@ -462,21 +466,33 @@ def alone_sample(catalogue: Catalogue, settings: Settings) -> set[str]:
 
 
 def drawn_decoys(catalogue: Catalogue, settings: Settings) -> dict[str, bytes]:
-    """A few of the chapter's decoys (correct, each one edit from the reference, as a mutant is),
-    drawn afresh for each grade like the alone sample, and labelled as variants after the real
-    ones: to the student, correct implementations like any other. They run alone before the fast
-    pass, where a suite that fails what differs from the reference's code, whatever it does,
-    fails them too: a fingerprint of the reference leaked through one grade's report (which test
-    killed which mutant) buys nothing in the next without those of the decoys as well. One of them
+    """Every one of the chapter's decoys (correct, each one edit from the reference, as a mutant
+    is), labelled as variants after the real ones in an order drawn afresh for each grade: to the
+    student, correct implementations like any other. The first ``settings.decoys`` of them also
+    run alone before the fast pass (decoys_run_alone), and all of them run in it among the mutants.
+
+    Alone, a suite that fails what differs from the reference's code, whatever it does, fails them
+    too: a fingerprint of the reference leaked through one grade's report (which test killed which
+    mutant) buys nothing in the next without those of the decoys as well. One of those run alone
     changes the code's shape: every other decoy edits a number or an operator, and a suite that
-    recognised the reference by its calls and names, blind to those, passed (red team, round 16)."""
+    recognised the reference by its calls and names, blind to those, passed (red team, round 16).
+    Among the mutants, a suite that fails runs of the fast pass at random, beyond its honest kills,
+    hits a decoy there as likely as a mutant: the runs alone check only a sample of those kills,
+    and such a gamble passed 3 grades of 10 (red team, round 22)."""
     draw = random.SystemRandom()
     shaped = draw.sample(catalogue.shape_decoys, min(settings.decoys, len(catalogue.shape_decoys), 1))
     others = [decoy for decoy in (*catalogue.decoys, *catalogue.shape_decoys) if decoy not in shaped]
-    chosen = [*shaped, *draw.sample(others, min(settings.decoys - len(shaped), len(others)))]
-    draw.shuffle(chosen)  # the shape decoy's place drawn too
+    draw.shuffle(others)
+    alone = [*shaped, *others[:max(settings.decoys - len(shaped), 0)]]
+    draw.shuffle(alone)  # the shape decoy's place drawn too
+    chosen = [*alone, *others[len(alone) - len(shaped):]]
     first = len(catalogue.variants) + 1
     return {f"variant {first + index}": source for index, source in enumerate(chosen)}
+
+
+def decoys_run_alone(decoys: dict[str, bytes], settings: Settings) -> dict[str, bytes]:
+    """The decoys of drawn_decoys that also run alone."""
+    return dict(list(decoys.items())[:settings.decoys])
 
 
 def _alone_pass(runner: WarmRunner, catalogue: Catalogue, correct: dict[str, bytes], mutant_ids: set[str],

@@ -158,8 +158,13 @@ def _tests(report: Report) -> Text | Group:
     head.append(f"   score {tests.score:.2f} ({tests.killed}/{tests.total} mutants killed), bar {tests.threshold:.2f}"
                 " with every pitfall caught")
     lines: list = [head]
+    # the correct implementations they passed on in one line (some twenty: the variants, the decoys
+    # among them, and the runs alone), each they did not pass on in a line of its own
+    passed = [run.implementation for run in tests.validity if run.outcome == "passed"]
+    if passed:
+        lines.append(_hanging("  passed on: ", ", ".join(passed)))
     lines += [_hanging(f"  {run.implementation}: {run.outcome}", f" ({run.failed_test})" if run.failed_test else "")
-              for run in tests.validity]
+              for run in tests.validity if run.outcome != "passed"]
     if tests.invalid_reason:
         lines.append(_hanging("  invalid: ", tests.invalid_reason, style="red"))
     if tests.pitfalls_missed and tests.verdict in (TestsVerdict.PASS, TestsVerdict.FAIL):  # else none was run

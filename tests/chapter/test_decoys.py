@@ -16,7 +16,7 @@ import pytest
 from grader import probes
 from grader.chapter import load_chapter
 from grader.disguise import disguise_catalogue
-from grader.grading import drawn_decoys, load_trusted_module
+from grader.grading import decoys_run_alone, drawn_decoys, load_trusted_module
 from grader.mutants import load_catalogue
 from grader.settings import Settings
 
@@ -66,11 +66,24 @@ def test_in_a_grade_s_disguise_a_decoy_is_still_one_edit_from_the_reference():
     assert all(len(_changed_lines(sent.reference, decoy)) == 2 for decoy in sent.decoys + sent.shape_decoys)
 
 
-def test_every_grade_draws_a_decoy_that_changes_the_code_s_shape():
+def test_every_grade_runs_alone_a_decoy_that_changes_the_code_s_shape():
     """Every other decoy edits a number or an operator: a suite that recognised the reference by
     its calls and names passed them all (red team, round 16)."""
     assert len(SHAPE_NAMES) >= 3
     for _ in range(20):
-        drawn = list(drawn_decoys(CATALOGUE, Settings()).values())
-        assert len(drawn) == Settings().decoys and len(set(drawn)) == len(drawn)
-        assert sum(decoy in CATALOGUE.shape_decoys for decoy in drawn) >= 1
+        alone = list(decoys_run_alone(drawn_decoys(CATALOGUE, Settings()), Settings()).values())
+        assert len(alone) == Settings().decoys and len(set(alone)) == len(alone)
+        assert sum(decoy in CATALOGUE.shape_decoys for decoy in alone) >= 1
+
+
+def test_every_decoy_runs_in_the_mutation_pass_in_an_order_drawn_for_each_grade():
+    """Labelled as variants after the real ones; a suite failing fast-pass runs at random must
+    meet them there (red team, round 22)."""
+    every = sorted(DECOYS.values())
+    orders = set()
+    for _ in range(20):
+        drawn = drawn_decoys(CATALOGUE, Settings())
+        assert sorted(drawn.values()) == every
+        assert list(drawn) == [f"variant {len(CATALOGUE.variants) + 1 + i}" for i in range(len(every))]
+        orders.add(tuple(drawn.values()))
+    assert len(orders) > 1

@@ -183,7 +183,8 @@ def test_tests_that_take_whatever_is_one_edit_from_the_reference_for_a_mutant_ar
                                                                                          sandbox_backend):
     """The suite holds each module to a fingerprint of the reference's code that no disguise moves,
     learnt from an earlier grade's report (red team, round 9: Tests PASS 1.00, with no behaviour
-    tested). The decoys run alone are correct and one edit from the reference: it fails them."""
+    tested). The decoys are correct and one edit from the reference: it fails them, alone and in
+    the fast pass."""
     files = hostile_tests("recognise_mutants_by_normalised_code")
     table = types.ModuleType("code_table")
     exec(files["code_table.py"], table.__dict__)
@@ -202,7 +203,24 @@ def test_tests_that_take_whatever_is_one_edit_from_the_reference_for_a_mutant_ar
     report = graded.report["tests"]
     assert report["verdict"] == "invalid", report
     failed = {run["implementation"] for run in report["validity"] if run["outcome"] != "passed"}
-    assert failed == {"variant 2 (run alone)", "variant 3 (run alone)"}, report["validity"]
+    catalogue = load_catalogue(CHAPTER)
+    first, decoys = len(catalogue.variants) + 1, len(catalogue.decoys) + len(catalogue.shape_decoys)
+    in_the_fast_pass = {f"variant {first + index}" for index in range(decoys)}
+    assert failed == in_the_fast_pass | {"variant 2 (run alone)", "variant 3 (run alone)"}, report["validity"]
+
+
+def test_kills_faked_at_random_in_the_fast_pass_are_caught(grade_hostile, sandbox_backend):
+    """An honest suite short of the bar (every pitfall, 0.77 of the pool) whose conftest fails
+    runs of the fast pass at random, sparing the reference's: the runs alone check only a sample
+    of its kills, and with variant 1 the only correct implementation among the mutants such a
+    gamble passed 3 grades of 10 (red team, round 22). Every decoy runs among the mutants too."""
+    graded = grade_hostile(impl=CORRECT_IMPL.read_text(), tests=hostile_tests("fake_kills_at_random"),
+                           backend=sandbox_backend("bwrap"))
+    assert_contained(graded)
+    report = graded.report["tests"]
+    assert report["verdict"] == "invalid", report
+    assert any(run["outcome"] != "passed" and run["implementation"].startswith("variant ")
+               and not run["implementation"].endswith(")") for run in report["validity"]), report["validity"]
 
 
 def test_tests_that_learn_which_mutants_run_alone_get_nothing(grade_hostile, sandbox_backend):

@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 from junitparser import Error, Failure, JUnitXml, Skipped
 
+from grader.chapter import load_chapter
+from grader.mutants import load_catalogue
 from grader.report.junit import render_junit
 from grader.report.model import Report, Verdict
 
@@ -29,15 +31,17 @@ def test_a_passing_grade_has_a_testcase_per_course_test_validity_run_and_mutant(
     implementation = cases(xml, "L4.3.implementation")
     assert len(implementation) == 11 + 1
     assert all(case.is_passed for case in implementation.values())
-    # reference, variant, reference again last; reference, variant and two decoys each run alone
-    # before the mutation pass, reference and variant again among the runs alone after it
-    assert len(cases(xml, "L4.3.validity")) == len(tests.validity) == 9
+    # reference, variant, every decoy, reference again last; reference, variant and two decoys each
+    # run alone before the mutation pass, reference and variant again among the runs alone after it
+    catalogue = load_catalogue(load_chapter())
+    runs = 9 + len(catalogue.decoys) + len(catalogue.shape_decoys)
+    assert len(cases(xml, "L4.3.validity")) == len(tests.validity) == runs
     mutants = cases(xml, "L4.3.mutants")
     assert len(mutants) == tests.total + 1  # every mutant and the bar
     survivors = [name for name, case in mutants.items() if any(isinstance(r, Failure) for r in case.result)]
     assert len(survivors) == tests.total - tests.killed
     assert mutants["mutation score reaches the bar"].is_passed
-    assert xml.tests == 12 + 9 + tests.total + 1
+    assert xml.tests == 12 + runs + tests.total + 1
     assert xml.failures == tests.total - tests.killed
 
 
