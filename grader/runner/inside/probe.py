@@ -283,16 +283,16 @@ def _read_with_frozen_inputs(module, case: dict[str, np.ndarray], dtype: np.dtyp
 
 def _read_after_training(attention, case: dict[str, np.ndarray], dtype: np.dtype) -> dict:
     """``attention``, used, given the next weights in place as an optimiser's step writes them, then
-    decoding with a new projection; then cast to float64 (``to``) and read. Modules
-    that kept W_h's transpose for decoding until its array object changed, or built a constant in
-    the first call's dtype and kept it, passed every other read (red team, round 22)."""
+    decoding with a new projection; then cast to float64 (``to``) and read. Modules that kept W_h's
+    transpose for decoding until its array object changed, or built a constant in the first call's
+    dtype and kept it, passed every other read (red team, round 22)."""
     for name, parameter in attention.named_parameters():
         parameter.data[...] = case[NEXT + "param:" + name].astype(dtype)
     keys = _given(case, "keys", dtype)
     context, weights = attention(_given(case, "query", dtype), keys, case["mask"].copy(), attention.project_keys(keys))
     stepped = {"stepped_context": context.data, "stepped_weights": weights.data}
-    # to float64 whatever the case's dtype (a float64 module's cast changes nothing): cast to float32
-    # instead, a float64 case's read would be compared at float64's tolerance
+    # to float64 whatever the case's dtype, though a float64 module's cast changes nothing: a float64
+    # case's module cast to float32 instead would be compared at float64's tolerance
     wider = np.dtype(np.float64)
     attention.to(wider)
     context, weights = attention(_given(case, "query", wider), _given(case, "keys", wider), case["mask"].copy())
@@ -376,9 +376,10 @@ def _initialisation(module, d: int, score: str, seeds: list[int]) -> list[str]:
     draws them all, as Linear's docstring asks: "pass one shared rng to get different layers");
     the default (no ``rng``) gives the same values each time; no array is shared with another
     parameter or another module; nothing starts at zero, anything but finite, or beyond Linear's
-    bound, and the draw spans Linear's range (at SPREAD_WIDTH). Not the values themselves: a correct module may draw its layers in another order. Nor
-    whether two default layers differ: passing ``rng=None`` on to each Linear, the natural way to
-    write it, starts two of one shape alike, and neither the chapter nor the contract asks otherwise."""
+    bound, and the draw spans Linear's range (at SPREAD_WIDTH). Not the values themselves: a
+    correct module may draw its layers in another order. Nor whether two default layers differ:
+    passing ``rng=None`` on to each Linear, the natural way to write it, starts two of one shape
+    alike, and neither the chapter nor the contract asks otherwise."""
     from tinyllm.random import PCG32
 
     given = PCG32(seeds[0])
