@@ -29,6 +29,7 @@ from hostile_helpers import (
     hostile_tests,
 )
 
+EXAMPLE_ORACLE = EXAMPLES / "correct/python/tests/l4-3-luong/test_luong_oracle.py"
 QUICK = ["exit_in_test", "exit_at_collection", "fs_hunt", "read_source", "remember_first", "kill_zygote",
          "memory_hog", "spy_on_runner", "leak_through_ids", "leak_by_renaming",
          "remember_via_kernel", "leak_through_stderr", "forge_run_time", "remember_via_limits"]
@@ -58,14 +59,21 @@ def test_remembering_the_first_implementation_is_invalid(grade_hostile, sandbox_
 
 def test_tests_that_spy_on_the_runner_are_caught_by_the_runs_alone(grade_hostile, sandbox_backend):
     """The conftest patches the fast runner's zygote to see every module, so the suite kills every
-    mutant without testing anything; run alone, it kills none, and the disagreement is reported."""
+    mutant without testing anything, and every decoy among them (each a small edit of the
+    reference, as a mutant is); run alone, it kills none, and the disagreement is reported: the
+    decoys run alone pass, and the report names the first decoy as failed only in the fast pass.
+    (Its pitfalls, killed only in the fast pass, are the other disagreement: scoring reports the
+    first reason it finds.)"""
     graded = grade_hostile(impl=CORRECT_IMPL.read_text(), tests=hostile_tests("spy_on_runner"),
                            backend=sandbox_backend("bwrap"))
     assert_contained(graded)
     tests = graded.report["tests"]
     assert tests["verdict"] == "invalid", tests
-    assert "only when run after other implementations" in tests["invalid_reason"]
-    assert all(f"s0{n}" in tests["invalid_reason"] for n in range(1, 8))
+    failed = {run["implementation"] for run in tests["validity"] if run["outcome"] != "passed"}
+    assert {"variant 2", "variant 3"} <= failed and not any(run.endswith(")") for run in failed), failed
+    assert "on the variant 2, a correct implementation: the same implementation passed when the test ran alone" \
+        in tests["invalid_reason"], tests["invalid_reason"]
+    assert all(m["outcome"] != "survived" for m in tests["mutants"]), "the fast pass's own word: every mutant killed"
 
 
 def test_test_ids_that_carry_verdict_lines_stay_on_their_own_line(grade_hostile, sandbox_backend):
@@ -214,8 +222,8 @@ def test_kills_faked_at_random_in_the_fast_pass_are_caught(grade_hostile, sandbo
     runs of the fast pass at random, sparing the reference's: the runs alone check only a sample
     of its kills, and with variant 1 the only correct implementation among the mutants such a
     gamble passed 3 grades of 10 (red team, round 22). Every decoy runs among the mutants too."""
-    graded = grade_hostile(impl=CORRECT_IMPL.read_text(), tests=hostile_tests("fake_kills_at_random"),
-                           backend=sandbox_backend("bwrap"))
+    tests = {**hostile_tests("fake_kills_at_random"), "oracle_helpers.py": EXAMPLE_ORACLE.read_text()}
+    graded = grade_hostile(impl=CORRECT_IMPL.read_text(), tests=tests, backend=sandbox_backend("bwrap"))
     assert_contained(graded)
     report = graded.report["tests"]
     assert report["verdict"] == "invalid", report
