@@ -169,10 +169,15 @@ def _seeded(module, case: dict[str, np.ndarray], dtype: np.dtype):
     attention = module.LuongAttention(d=int(case["d"]), score=str(case["score"]), rng=PCG32(int(case["seed"])))
     if dtype != np.float32:
         attention.to(dtype)
-    weights = _weights(case, "param:", dtype)
+    _write_in_place(attention, _weights(case, "param:", dtype))
+    return attention
+
+
+def _write_in_place(attention, weights: dict[str, np.ndarray]) -> None:
+    """``weights`` written into the module's parameters' own arrays, as an optimiser's step writes
+    them (load_state_dict may give a parameter a new array instead)."""
     for name, parameter in attention.named_parameters():
         parameter.data[...] = weights[name]
-    return attention
 
 
 def _weights(case: dict[str, np.ndarray], prefix: str, dtype: np.dtype) -> dict[str, np.ndarray]:
@@ -286,8 +291,7 @@ def _read_after_training(attention, case: dict[str, np.ndarray], dtype: np.dtype
     decoding with a new projection; then cast to float64 (``to``) and read. Modules that kept W_h's
     transpose for decoding until its array object changed, or built a constant in the first call's
     dtype and kept it, passed every other read (red team, round 22)."""
-    for name, parameter in attention.named_parameters():
-        parameter.data[...] = case[NEXT + "param:" + name].astype(dtype)
+    _write_in_place(attention, _weights(case, NEXT + "param:", dtype))
     keys = _given(case, "keys", dtype)
     context, weights = attention(_given(case, "query", dtype), keys, case["mask"].copy(), attention.project_keys(keys))
     stepped = {"stepped_context": context.data, "stepped_weights": weights.data}
