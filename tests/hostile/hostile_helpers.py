@@ -93,6 +93,12 @@ def leaked_lines(graded: Graded) -> list[str]:
     return sorted(line for line in secrets if any(line in view for view in views))
 
 
+def failed_correct_runs(tests: dict) -> set[str]:
+    """The correct implementations a report's tests did not pass on, as the report labels them
+    ("variant 2" in the fast pass, "variant 2 (run alone)" alone)."""
+    return {run["implementation"] for run in tests["validity"] if run["outcome"] != "passed"}
+
+
 def assert_nothing_left(graded: Graded) -> None:
     """What every grade must show however it ends: bounded, no traceback, no leftover (process,
     container or temporary file)."""

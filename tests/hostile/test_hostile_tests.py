@@ -23,6 +23,7 @@ from hostile_helpers import (
     EXAMPLES,
     WRONG_IMPL,
     assert_contained,
+    failed_correct_runs,
     fill,
     hostile_cases,
     hostile_impl,
@@ -69,7 +70,7 @@ def test_tests_that_spy_on_the_runner_are_caught_by_the_runs_alone(grade_hostile
     assert_contained(graded)
     tests = graded.report["tests"]
     assert tests["verdict"] == "invalid", tests
-    failed = {run["implementation"] for run in tests["validity"] if run["outcome"] != "passed"}
+    failed = failed_correct_runs(tests)
     assert {"variant 2", "variant 3"} <= failed and not any(run.endswith(")") for run in failed), failed
     assert "on the variant 2, a correct implementation: the same implementation passed when the test ran alone" \
         in tests["invalid_reason"], tests["invalid_reason"]
@@ -210,7 +211,7 @@ def test_tests_that_take_whatever_is_one_edit_from_the_reference_for_a_mutant_ar
     assert_contained(graded)
     report = graded.report["tests"]
     assert report["verdict"] == "invalid", report
-    failed = {run["implementation"] for run in report["validity"] if run["outcome"] != "passed"}
+    failed = failed_correct_runs(report)
     catalogue = load_catalogue(CHAPTER)
     first, decoys = len(catalogue.variants) + 1, len(catalogue.decoys) + len(catalogue.shape_decoys)
     in_the_fast_pass = {f"variant {first + index}" for index in range(decoys)}
@@ -227,8 +228,8 @@ def test_kills_faked_at_random_in_the_fast_pass_are_caught(grade_hostile, sandbo
     assert_contained(graded)
     report = graded.report["tests"]
     assert report["verdict"] == "invalid", report
-    assert any(run["outcome"] != "passed" and run["implementation"].startswith("variant ")
-               and not run["implementation"].endswith(")") for run in report["validity"]), report["validity"]
+    assert any(name.startswith("variant ") and not name.endswith(")") for name in failed_correct_runs(report)), \
+        report["validity"]
 
 
 def test_tests_that_learn_which_mutants_run_alone_get_nothing(grade_hostile, sandbox_backend):
