@@ -62,7 +62,7 @@ def test_tests_that_spy_on_the_runner_are_caught_by_the_runs_alone(grade_hostile
     """The conftest patches the fast runner's zygote to see every module, so the suite kills every
     mutant without testing anything, and every decoy among them (each a small edit of the
     reference, as a mutant is); run alone, it kills none, and the disagreement is reported: the
-    decoys run alone pass, and the report names the first decoy as failed only in the fast pass.
+    decoys run alone pass, and the report names the first decoy failed as failed only in the fast pass.
     (Its pitfalls, killed only in the fast pass, are the other disagreement: scoring reports the
     first reason it finds.)"""
     graded = grade_hostile(impl=CORRECT_IMPL.read_text(), tests=hostile_tests("spy_on_runner"),
@@ -71,8 +71,14 @@ def test_tests_that_spy_on_the_runner_are_caught_by_the_runs_alone(grade_hostile
     tests = graded.report["tests"]
     assert tests["verdict"] == "invalid", tests
     failed = failed_correct_runs(tests)
-    assert {"variant 2", "variant 3"} <= failed and not any(run.endswith(")") for run in failed), failed
-    assert "on the variant 2, a correct implementation: the same implementation passed when the test ran alone" \
+    assert all(run.startswith("variant ") and not run.endswith(")") for run in failed), failed
+    assert len(failed) >= 10, failed  # at least the chapter's ten decoys that edit a number or an operator
+    # Of the two decoys run alone (variants 2 and 3), one is drawn from those that change the code's
+    # shape, which the spy's likeness bar may spare; the other edits a number or an operator, and
+    # the spy fails it. The reason names the first correct implementation failed.
+    first = min(failed, key=lambda run: int(run.split()[-1]))
+    assert first in {"variant 2", "variant 3"}, failed
+    assert f"on the {first}, a correct implementation: the same implementation passed when the test ran alone" \
         in tests["invalid_reason"], tests["invalid_reason"]
     assert all(m["outcome"] != "survived" for m in tests["mutants"]), "the fast pass's own word: every mutant killed"
 
