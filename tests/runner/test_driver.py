@@ -220,7 +220,7 @@ def test_kernel_objects_that_outlive_a_run_are_refused(suite_folder, runner_for,
                              lambda: os.preadv(shared.fileno(), [bytearray(1)], 0, 0)):
                     with pytest.raises(PermissionError):
                         call()
-                mapped = mmap.mmap(shared.fileno(), 0, prot=mmap.PROT_READ)
+                mapped = mmap.mmap(shared.fileno(), 0, flags=mmap.MAP_PRIVATE, prot=mmap.PROT_READ)  # a shared one is refused
                 for advice in (20, 21):  # MADV_COLD, MADV_PAGEOUT
                     with pytest.raises(PermissionError):
                         mapped.madvise(advice)
@@ -234,6 +234,38 @@ def test_kernel_objects_that_outlive_a_run_are_refused(suite_folder, runner_for,
     """})
     run = runner_for(folder, workers=1).suite_runs([("ref", reference)], timeout=20.0)["ref"]
     assert run.outcome is Outcome.PASSED, run.message
+
+
+def test_memory_mapped_by_the_zygote_is_not_shared_with_the_runs(suite_folder, runner_for, reference) -> None:
+    """A mapping the fast zygote made while it collected would be the same memory in every run
+    forked from it, a place to keep the first run's behaviour (the reference's) for every later
+    run to be held to (red team, round 23): mapped shared, it is refused, and a private one is
+    each run's own copy."""
+    folder = suite_folder({"conftest.py": """
+        import mmap
+        try:
+            MEMORY, SHARED = mmap.mmap(-1, 4096), True  # MAP_SHARED | MAP_ANONYMOUS
+        except PermissionError:
+            MEMORY, SHARED = mmap.mmap(-1, 4096, flags=mmap.MAP_PRIVATE), False
+    """, "test_memory.py": """
+        import mmap, pytest
+        from conftest import MEMORY, SHARED
+
+        def test_no_run_saw_another():
+            MEMORY[0] += 1
+            assert (SHARED, MEMORY[0]) == (False, 1)
+
+        def test_shared_mappings_are_refused(tmp_path):
+            with pytest.raises(PermissionError):
+                mmap.mmap(-1, 4096, flags=mmap.MAP_SHARED)
+            backing = tmp_path / "backing"
+            backing.write_bytes(bytes(4096))
+            with open(backing, "r+b") as file, pytest.raises(PermissionError):
+                mmap.mmap(file.fileno(), 4096)
+    """})
+    runs = runner_for(folder, workers=1).suite_runs([(f"m{i}", reference) for i in range(3)], timeout=20.0)
+    assert {run_id: (run.outcome, run.message) for run_id, run in runs.items()} == {
+        f"m{i}": (Outcome.PASSED, "") for i in range(3)}
 
 
 def test_runs_alone_go_in_an_order_nobody_can_foresee(suite_folder, runner_for, reference) -> None:

@@ -48,7 +48,7 @@ _SECCOMP_MODE_FILTER = 2
 _SECCOMP_RET_ALLOW = 0x7FFF0000
 _SECCOMP_RET_ERRNO = 0x00050000
 _SECCOMP_DATA_NR, _SECCOMP_DATA_ARCH, _SECCOMP_DATA_ARGS = 0, 4, 16  # offsets in struct seccomp_data
-_BPF_LD_W_ABS, _BPF_JEQ_K, _BPF_JGE_K, _BPF_RET_K = 0x20, 0x15, 0x35, 0x06
+_BPF_LD_W_ABS, _BPF_JEQ_K, _BPF_JGE_K, _BPF_JSET_K, _BPF_RET_K = 0x20, 0x15, 0x35, 0x45, 0x06
 _AUDIT_ARCH_X86_64, _AUDIT_ARCH_AARCH64 = 0xC000003E, 0xC00000B7
 _X32_SYSCALL_BIT = 0x40000000
 
@@ -59,6 +59,7 @@ class _SyscallTable:
     denied: tuple[int, ...]  # refused whatever their arguments
     self_only: dict[int, tuple[int, ...]]  # allowed only with these arguments 0 (this process)
     by_argument: dict[int, tuple[int, tuple[int, ...]]]  # refused when argument i is one of these
+    by_flag: dict[int, tuple[int, int]]  # refused when argument i has any of these bits
 
 
 # fcntl's lock, lease and directory-notice commands: F_GETLK, F_SETLK, F_SETLKW, F_OFD_GETLK,
@@ -66,24 +67,28 @@ class _SyscallTable:
 _FCNTL_DENIED = (5, 6, 7, 36, 37, 38, 1024, 1025, 1026)
 # madvise's advice that reclaims pages of a file's page cache: MADV_COLD, MADV_PAGEOUT.
 _MADVISE_DENIED = (20, 21)
+# mmap's flags: MAP_SHARED (in MAP_SHARED_VALIDATE too).
+_MAP_SHARED = 0x01
 # By the kernel's table for each machine. Denied: SysV shm/sem/msg, POSIX mq_*, add_key/
 # request_key/keyctl, ioprio_set, flock, inotify_init/init1/add_watch, fanotify_init,
 # io_uring_setup, fadvise64, readahead, mincore, preadv2/pwritev2, process_madvise, cachestat,
 # sysinfo, memfd_create, memfd_secret. Self only: prlimit64 and sched_setparam/setscheduler/
-# setaffinity/setattr (pid), setpriority (which, who).
+# setaffinity/setattr (pid), setpriority (which, who). By flag: mmap (MAP_SHARED).
 _SECCOMP_TABLES = {
     "x86_64": _SyscallTable(_AUDIT_ARCH_X86_64,
                             (29, 30, 31, 67, 64, 65, 66, 220, 68, 69, 70, 71, 240, 241, 242, 243, 244, 245, 248, 249, 250,
                              251, 73, 253, 294, 254, 300, 425, 221, 187, 27, 327, 328, 440, 451, 99, 319,
                              447),
                             {302: (0,), 142: (0,), 144: (0,), 203: (0,), 314: (0,), 141: (0, 1)},
-                            {72: (1, _FCNTL_DENIED), 28: (2, _MADVISE_DENIED)}),
+                            {72: (1, _FCNTL_DENIED), 28: (2, _MADVISE_DENIED)},
+                            {9: (3, _MAP_SHARED)}),
     "aarch64": _SyscallTable(_AUDIT_ARCH_AARCH64,
                              (194, 195, 196, 197, 190, 191, 192, 193, 186, 187, 188, 189, 180, 181, 182, 183, 184, 185, 217,
                               218, 219, 30, 32, 26, 27, 262, 425, 223, 213, 232, 286, 287, 440, 451, 179, 279,
                               447),
                              {261: (0,), 118: (0,), 119: (0,), 122: (0,), 274: (0,), 140: (0, 1)},
-                             {25: (1, _FCNTL_DENIED), 233: (2, _MADVISE_DENIED)}),
+                             {25: (1, _FCNTL_DENIED), 233: (2, _MADVISE_DENIED)},
+                             {222: (3, _MAP_SHARED)}),
 }
 
 
@@ -142,6 +147,10 @@ def deny_state_shared_between_runs() -> None:
     readahead, mincore, cachestat, preadv2/pwritev2 and madvise's reclaiming advice go, which
     leaves the page cache to be read by timing only; so does sysinfo, which tells the whole
     machine's free memory (what /proc shows of the machine is hidden by the sandbox backends).
+    Memory mapped shared (mmap's MAP_SHARED) goes too: a mapping the fast zygote made while it
+    collected the suite is the same memory in every run forked from it, and a suite kept the
+    reference's behaviour there, the first run's, for every later run to be held to (red team,
+    round 23). No run needs one: numpy, pytest and Python's own imports map files privately.
     memfd_create goes too: a memfd's inode number comes from one counter for the whole machine,
     which a run can read exactly and move at will (a suite told the fast zygote the sample through
     it, 10 grades of 13). Pipes and sockets number their inodes from such a counter too, more
@@ -164,7 +173,14 @@ def deny_state_shared_between_runs() -> None:
         program.emit(_BPF_JEQ_K, number, true=f"self {number}")
     for number in table.by_argument:
         program.emit(_BPF_JEQ_K, number, true=f"argument {number}")
+    for number in table.by_flag:
+        program.emit(_BPF_JEQ_K, number, true=f"flag {number}")
     program.emit(_BPF_RET_K, _SECCOMP_RET_ALLOW)
+    for number, (index, bits) in table.by_flag.items():
+        program.label(f"flag {number}")
+        program.emit(_BPF_LD_W_ABS, _SECCOMP_DATA_ARGS + 8 * index)  # flags: an int, the low half
+        program.emit(_BPF_JSET_K, bits, true="deny")
+        program.emit(_BPF_RET_K, _SECCOMP_RET_ALLOW)
     for number, (index, values) in table.by_argument.items():
         program.label(f"argument {number}")
         program.emit(_BPF_LD_W_ABS, _SECCOMP_DATA_ARGS + 8 * index)  # an int: the low half of the argument
