@@ -122,9 +122,10 @@ def _implementation(report: Report) -> Group:
     head = Text("Implementation: ")
     head.append(impl.verdict.value.upper(), style=STYLE[impl.verdict.value])
     table = course_test_table(impl.tests)
-    probes = Text("Trusted probes: agree with the reference" if impl.probes_agree else "Trusted probes: disagree")
-    lines = [head, table, probes] + [_hanging("  - ", d, style="red") for d in impl.probe_disagreements]
     compared = any(NAMES_READS.search(line) for line in impl.probe_disagreements)  # not a run that timed out
+    probes = Text("Trusted probes: " + ("agree with the reference" if impl.probes_agree else
+                                        "disagree" if compared else "no answer to compare"))
+    lines = [head, table, probes] + [_hanging("  - ", d, style="red") for d in impl.probe_disagreements]
     if compared:
         lines.append(_hanging("  Reading them: ", PROBE_LEGEND, style="yellow"))
     if compared and all(test.outcome == "passed" for test in impl.tests):

@@ -30,6 +30,9 @@ SUITES = {
     "a long error": (  # cut from its start, it lost the file's name (red team, round 12)
         {"test_long.py": USES_THE_MODULE + "raise RuntimeError('y' * 100_000)\n"},
         ["test_long.py: [...] yyyy"]),
+    "a conftest that raises on import": (  # pytest says why on the sandbox's stderr, which no report quotes
+        {"conftest.py": "raise RuntimeError('no GPU')\n", "test_x.py": USES_THE_MODULE + "def test_x():\n    pass\n"},
+        ["exit code 4): a usage error, as when a conftest.py raises while it is imported"]),
     "an instance made at import time": (
         {"test_shared.py": USES_THE_MODULE + "MODEL = LuongAttention(2, 'dot')\n\n"
                            "def test_x():\n    assert MODEL.d == 2\n"},

@@ -114,6 +114,8 @@ def test_the_legend_is_shown_only_under_lines_that_name_reads():
     text = render_text(Report(**{**report.__dict__, "implementation": timed_out}))
     assert "the probe run did not finish within 10 s" in text
     assert "Reading them:" not in text and "where your module differs" not in text  # nothing was compared
+    assert "Trusted probes: no answer to compare" in text and "Trusted probes: disagree" not in text
+    assert "Trusted probes: disagree" in render_text(sample())
 
 
 def test_kills_of_an_invalid_suite_are_not_shown_as_caught():

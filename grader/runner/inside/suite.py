@@ -21,6 +21,9 @@ from .outcomes import Outcome
 from .records import MAX_MESSAGE_CHARS, Recorder, clip
 
 MAX_WHERE_CHARS = 256  # of the node id that heads a collection error
+# pytest prints why to the sandbox's stderr, which no report quotes (the student's code writes there too)
+USAGE_ERROR_HINT = (": a usage error, as when a conftest.py raises while it is imported; run pytest on your "
+                    "tests folder to see why")
 
 
 # The failed subtests of the test running in this process (ServeFromSession, run_items).
@@ -103,7 +106,8 @@ def serve_from_session(tests: Path, serve: Callable[[pytest.Session | None, list
     args = [str(tests), "-q", "-s", "--tb=line", "-p", "no:cacheprovider", "--rootdir", str(tests)]
     code = pytest.main(args if collect else [*args, "--noconftest"], plugins=[plugin])
     if not plugin.served:
-        serve(None, [*plugin.errors, f"pytest stopped before collecting the tests (exit code {int(code)})"])
+        serve(None, [*plugin.errors, f"pytest stopped before collecting the tests (exit code {int(code)})"
+                     + (USAGE_ERROR_HINT if code == pytest.ExitCode.USAGE_ERROR else "")])
 
 
 def ordered(items: Sequence[pytest.Item], order: Sequence[str]) -> list[pytest.Item]:
