@@ -232,7 +232,18 @@ def _numbers_case(rng: np.random.Generator, reference, score: str, band: Band,
         for prefix in ("param:", NEXT + "param:"):
             case[prefix + name] = rng.normal(size=parameter.shape) / np.sqrt(parameter.shape[-1])
     _overflowing(rng, case, score, besides=_sunk(rng, case, score))
+    _changed_key(rng, case)
     return case
+
+
+def _changed_key(rng: np.random.Generator, case: dict[str, np.ndarray]) -> None:
+    """Draw the one real position at which the probe's changed keys differ from the first read's
+    (the probe's _changed_keys), and the key put there: in a row with upstream gradients, since
+    _overflowing's and _sunk's rows, which have none, are built on their keys."""
+    rows = [row for row in np.flatnonzero(case["mask"].any(axis=1)) if case["up_attentional"][row].any()]
+    row = int(rows[rng.integers(len(rows))])
+    case["changed_at"] = np.array([row, int(rng.choice(np.flatnonzero(case["mask"][row])))])
+    case["changed_key"] = rng.normal(size=int(case["d"]))
 
 
 def _width(rng: np.random.Generator, widths: tuple[int, int], power_of_two: bool) -> int:

@@ -194,8 +194,12 @@ def _read_and_backprop(attention, case: dict[str, np.ndarray], dtype: np.dtype, 
     those very objects, refilled in place, as a caller refills one mask buffer for each batch or
     reads one encoder output again: a module that remembered what it made of an object by the
     object (a projection, a mask's real positions) passed (red team, round 19)."""
-    query, later_query, keys = (_given(case, step + name, dtype, requires_grad=True)
-                                for name in ("query", "later_query", "keys"))
+    query, later_query = (_given(case, step + name, dtype, requires_grad=True) for name in ("query", "later_query"))
+    # the other batch's keys time-major in memory, as enc.transpose(0, 1) of a time-major encoder's
+    # output is: a module that read the keys' memory in order scrambled them and passed (red team,
+    # round 23), as one that read the mask so did in round 20
+    keys = _tensor(_time_major(case[step + "keys"]) if step == RESIZED else case[step + "keys"], dtype,
+                   requires_grad=True)
     # the other batch's mask in Fortran order, as (tokens != pad).T of time-major data is: a module
     # that reads a mask's memory in order scrambled it and passed (red team, round 20)
     mask = case[step + "mask"].copy(order="F" if step == RESIZED else "C")
@@ -217,17 +221,27 @@ def _read_and_backprop(attention, case: dict[str, np.ndarray], dtype: np.dtype, 
         later = attention(later_query, keys, later_mask)
         scores = attention.scores(query, keys)
     attentional = attention.attentional(query, context)
+    # and the later step's, before either is trained through, as teacher forcing makes one a step: a
+    # module that kept [c ; h] in one buffer of its own trained W_c on the last step's (red team, round 23)
+    later_attentional = attention.attentional(later_query, later[0])
     kept = _inputs_kept(case, step, (query.data, "query"), (keys.data, "keys"), (mask, "mask"))
     up_context, up_weights, up_attentional = _upstream(case, step, dtype)  # the later step's weighed as the first's
     # scores() trains too (a loss on them, as a decoder's alignment loss puts one): weighed at the
     # real positions only, so that no gradient reaches padding by this path either (red team,
     # rounds 19 and 20: a scores() that returned a detached tensor, with proj or without, passed)
     _backward((context, up_context), (weights, up_weights), (attentional, up_attentional),
-              (later[0], up_context), (later[1], up_weights), (scores, _tensor(up_weights.data * mask, dtype)))
+              (later[0], up_context), (later[1], up_weights), (later_attentional, up_attentional),
+              (scores, _tensor(up_weights.data * mask, dtype)))
     return {"context": context.data, "weights": weights.data, "attentional": attentional.data, **projected,
+            "later_attentional": later_attentional.data,
             "later_context": later[0].data, "later_weights": later[1].data, "grad_later_query": _grad(later_query),
             "grad_query": _grad(query), "grad_keys": _grad(keys), "inputs_kept": np.array(float(kept)),
             **_parameter_grads(attention)}
+
+
+def _time_major(array: np.ndarray) -> np.ndarray:
+    """The same [B, S, d] values, laid out in memory time step first."""
+    return np.ascontiguousarray(array.swapaxes(0, 1)).swapaxes(0, 1)
 
 
 def _inputs_kept(case: dict[str, np.ndarray], step: str, *given: tuple[np.ndarray, str]) -> bool:
@@ -261,6 +275,11 @@ def _read_with_frozen_inputs(module, case: dict[str, np.ndarray], dtype: np.dtyp
     query = _given(case, "query", dtype, requires_grad=True)
     context, weights = attention(query=query, keys=keys, mask=case["mask"].copy())
     frozen_context, frozen_weights = attention.forward(query=frozen_query, keys=keys, mask=case["mask"].copy())
+    # then keys that differ from those at one real position only, the next sentence of a test set: a
+    # module that remembered the projection of keys needing no gradient by their first time step
+    # passed (red team, round 23); the position drawn (probes._changed_key), so that no other part is safe
+    changed_context, changed_weights = attention(query=frozen_query, keys=_changed_keys(case, dtype),
+                                                 mask=case["mask"].copy())
     attentional = attention.attentional(query=frozen_query, context=frozen_context)
     # and through the cache of the constant keys, as a decoder over a frozen encoder trains and as
     # beam search decodes: a module that detached proj there, or took a numpy fast path that forgot
@@ -270,6 +289,10 @@ def _read_with_frozen_inputs(module, case: dict[str, np.ndarray], dtype: np.dtyp
     given_proj = proj.data.copy()
     cached_context, cached_weights = attention(query=query, keys=keys, mask=case["mask"].copy(), proj=proj)
     decoded_context, decoded_weights = attention(query=frozen_query, keys=keys, mask=case["mask"].copy(), proj=proj)
+    # its next step before the first's outputs are read, as a decoder that keeps every step's
+    # alignments does: a module that wrote each step's into one workspace kept with proj passed (round 23)
+    next_decoded_context, next_decoded_weights = attention(query=_given(case, "later_query", dtype), keys=keys,
+                                                           mask=case["later_mask"].copy(), proj=proj)
     # the decoder's next step reads the same proj: a fast path that wrote its sum into proj's array
     # passed (red team, round 22)
     proj_kept = np.array_equal(proj.data, given_proj)
@@ -278,12 +301,27 @@ def _read_with_frozen_inputs(module, case: dict[str, np.ndarray], dtype: np.dtyp
     _backward((context, up_context), (weights, up_weights), (frozen_context, up_context),
               (frozen_weights, up_weights), (attentional, up_attentional), (cached_context, up_context),
               (cached_weights, up_weights))
+    # and a second backward pass through the same proj, as a decoder that backpropagates each step's
+    # loss, or an alignment loss apart, makes: a module that cut proj's graph after its first pass
+    # passed (red team, round 23); the gradients add up
+    step_context, step_weights = attention(query=query, keys=keys, mask=case["later_mask"].copy(), proj=proj)
+    _backward((step_context, up_context), (step_weights, up_weights))
     return {"context": context.data, "weights": weights.data, "inference_context": frozen_context.data,
             "inference_weights": frozen_weights.data, "attentional": attentional.data, "grad_query": _grad(query),
+            "changed_context": changed_context.data, "changed_weights": changed_weights.data,
             "cached_context": cached_context.data, "cached_weights": cached_weights.data,
             "decoded_context": decoded_context.data, "decoded_weights": decoded_weights.data,
+            "next_decoded_context": next_decoded_context.data, "next_decoded_weights": next_decoded_weights.data,
+            "step_context": step_context.data, "step_weights": step_weights.data,
             "scores": scores.data, "proj_kept": np.array(float(proj_kept)), **_parameter_grads(attention),
             **_read_after_training(attention, case, dtype)}
+
+
+def _changed_keys(case: dict[str, np.ndarray], dtype: np.dtype):
+    """The first read's keys with the key at ``changed_at`` (row, time step) replaced."""
+    keys = case["keys"].copy()
+    keys[tuple(case["changed_at"])] = case["changed_key"]
+    return _tensor(keys, dtype)
 
 
 def _read_after_training(attention, case: dict[str, np.ndarray], dtype: np.dtype) -> dict:
@@ -364,6 +402,7 @@ def _contract(module, case: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         attention = module.LuongAttention(d, score)
         parameters += [f"{score}: {name} {tuple(p.shape)} {p.dtype}" for name, p in attention.named_parameters()]
         parameters.append(f"{score}: state_dict {list(attention.state_dict())}")
+        parameters += _checkpoints(attention, score)
         query_from.append(f"{score} {_text(getattr(attention, 'query_from', None))}")
         initialisation += _initialisation(module, d, score, [int(seed) for seed in case["seeds"]])
     calls = [json.loads(str(call)) for call in case["calls"]]
@@ -371,6 +410,27 @@ def _contract(module, case: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
             "initialisation": np.array(initialisation),
             "validation": np.array([_attempt(module, call) for call in calls]),
             "calls": np.array([_describe_call(call) for call in calls])}
+
+
+def _checkpoints(attention, score: str) -> list[str]:
+    """As the substrate's Module: state_dict gives copies (later training does not change a saved
+    checkpoint), and load_state_dict refuses a checkpoint with a parameter missing or one too many
+    (another score's). Modules that handed out their live arrays, or loaded anything (a dot
+    checkpoint left a general module's W_a as drawn), passed every read (red team, round 23)."""
+    saved = attention.state_dict()
+    own = [parameter.data for _, parameter in attention.named_parameters()]
+    shared = any(np.shares_memory(value, array) for value in saved.values() for array in own)
+    lines = [f"{score}: state_dict {'shares arrays with the parameters' if shared else 'holds copies'}"]
+    first = next(iter(saved))
+    for what, checkpoint in (("without " + first, {k: v for k, v in saved.items() if k != first}),
+                             ("with a parameter it does not have", {**saved, "extra.weight": saved[first]})):
+        try:
+            attention.load_state_dict(checkpoint)
+            outcome = "loads"
+        except Exception as exc:  # noqa: BLE001 - the implementation under test may raise anything
+            outcome = f"raises {type(exc).__name__}"
+        lines.append(f"{score}: a checkpoint {what} {outcome}")
+    return lines
 
 
 def _initialisation(module, d: int, score: str, seeds: list[int]) -> list[str]:
