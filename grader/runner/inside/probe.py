@@ -197,7 +197,7 @@ def _read_and_backprop(attention, case: dict[str, np.ndarray], dtype: np.dtype, 
     query, later_query = (_given(case, step + name, dtype, requires_grad=True) for name in ("query", "later_query"))
     # the other batch's keys time-major in memory, as enc.transpose(0, 1) of a time-major encoder's
     # output is: a module that read the keys' memory in order scrambled them and passed (red team,
-    # round 23), as one that read the mask so did in round 20
+    # round 23; round 20 found the same of the mask, below)
     keys = _tensor(_time_major(case[step + "keys"]) if step == RESIZED else case[step + "keys"], dtype,
                    requires_grad=True)
     # the other batch's mask in Fortran order, as (tokens != pad).T of time-major data is: a module
@@ -414,14 +414,16 @@ def _contract(module, case: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
 
 def _checkpoints(attention, score: str) -> list[str]:
     """As the substrate's Module: state_dict gives copies (later training does not change a saved
-    checkpoint), and load_state_dict refuses a checkpoint with a parameter missing or one too many
-    (another score's). Modules that handed out their live arrays, or loaded anything (a dot
-    checkpoint left a general module's W_a as drawn), passed every read (red team, round 23)."""
+    checkpoint), and load_state_dict refuses a checkpoint with a parameter missing or one too many.
+    Modules that handed out their live arrays, or loaded anything (a dot checkpoint left a general
+    module's W_a as drawn), passed every read (red team, round 23)."""
     saved = attention.state_dict()
     own = [parameter.data for _, parameter in attention.named_parameters()]
     shared = any(np.shares_memory(value, array) for value in saved.values() for array in own)
     lines = [f"{score}: state_dict {'shares arrays with the parameters' if shared else 'holds copies'}"]
-    first = next(iter(saved))
+    first = min(saved, default=None)  # the names and their order are compared on a line of their own
+    if first is None:
+        return lines
     for what, checkpoint in (("without " + first, {k: v for k, v in saved.items() if k != first}),
                              ("with a parameter it does not have", {**saved, "extra.weight": saved[first]})):
         try:
