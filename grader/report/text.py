@@ -112,7 +112,8 @@ def _tests_cell(mutant, report: Report) -> Text:
         if report.tests.verdict is TestsVerdict.INVALID:  # a kill by an invalid suite proves nothing
             return Text("killed, not counted (tests invalid)", style="dim")
         if mutant.killed_by:
-            return Text(f"caught by {mutant.killed_by.rpartition('::')[2]}")  # the test, without its file
+            # the test, without its file, and whole: a parametrized id is often wider than the column
+            return Text(f"caught by {mutant.killed_by.rpartition('::')[2]}", overflow="fold")
         return Text(f"caught ({mutant.outcome.value})")
     return Text("MISSED", style="bold red")
 

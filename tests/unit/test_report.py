@@ -128,6 +128,21 @@ def test_kills_of_an_invalid_suite_are_not_shown_as_caught():
     assert "pitfalls missed" not in text and "every test passed on" not in text
 
 
+def test_a_long_killing_test_id_is_shown_whole_in_the_pitfall_table():
+    """A parametrized id is often wider than its column: it was cut with an ellipsis there, and
+    which case caught the pitfall is what a student reads it for (red team, round 23)."""
+    report = sample()
+    long_id = "test_forward_matches_numpy_oracle[3-lengths1-float32-concat-with-a-padded-row]"
+    mutants = (MutantResult("s01", True, MutantOutcome.KILLED, f"tests/test_luong.py::{long_id}"),
+               *report.tests.mutants[1:])
+    report = Report(**{**report.__dict__, "tests": Tests(**{**report.tests.__dict__, "mutants": mutants})})
+    text = render_text(report, width=110)
+    table = text.split("Implementation:")[0]
+    assert "…" not in table
+    cells = "".join(line.split("│")[4].strip() for line in table.splitlines() if line.count("│") == 5)
+    assert f"caught by{long_id}" in cells
+
+
 def test_text_report_of_an_error():
     report = Report(chapter="L4.3", verdict=Verdict.ERROR, implementation=None, tests=None, pool_version="",
                     pitfalls=(), backend="bwrap", submission="", error="luong.py: not found")
