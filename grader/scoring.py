@@ -33,14 +33,19 @@ def implementation_verdict(course_outcomes: Sequence[str], probes_agree: bool) -
 
 
 def invalid_reason(validity: Sequence[ValidityRun]) -> str | None:
-    """Why the suite's kills prove nothing, or None: every correct implementation must pass it."""
-    for run in validity:
-        if run.outcome != "passed":
-            test = f"test {run.failed_test}" if run.failed_test else "the test run"
-            detail = f": {run.message}" if run.message else ""
-            outcome = {"error": "ended in an error", "timeout": "timed out"}.get(run.outcome, run.outcome)
-            return f"{test} {outcome} on the {run.implementation}, a correct implementation{detail}"
-    return None
+    """Why the suite's kills prove nothing, or None: every correct implementation must pass it.
+    The first run that did not pass is quoted; the others are counted, so that a student who
+    mends that one test knows whether more is wrong (each has a row of its own in the report)."""
+    failed = [run for run in validity if run.outcome != "passed"]
+    if not failed:
+        return None
+    run, others = failed[0], len(failed) - 1
+    test = f"test {run.failed_test}" if run.failed_test else "the test run"
+    detail = f": {run.message}" if run.message else ""
+    outcome = {"error": "ended in an error", "timeout": "timed out"}.get(run.outcome, run.outcome)
+    more = (f" (and {others} other run{'s' if others > 1 else ''} on correct implementations did not pass: "
+            "see their rows)") if others else ""
+    return f"{test} {outcome} on the {run.implementation}, a correct implementation{more}{detail}"
 
 
 @dataclass(frozen=True)

@@ -68,6 +68,15 @@ def test_a_suite_that_does_not_pass_on_a_correct_implementation_is_invalid(outco
     assert result.invalid_reason == f"test test_x {said} on the variant 1, a correct implementation: boom"
 
 
+def test_the_invalid_reason_counts_the_other_correct_implementations_failed():
+    validity = (ValidityRun("reference", "failed", "test_x", "boom"), ValidityRun("variant 1", "passed"),
+                ValidityRun("variant 2", "failed", "test_y", "bang"), ValidityRun("variant 3", "error", "test_x"))
+    assert grade(validity=validity).invalid_reason == (
+        "test test_x failed on the reference, a correct implementation (and 2 other runs on correct "
+        "implementations did not pass: see their rows): boom")
+    assert "(and 1 other run on" in grade(validity=validity[:3]).invalid_reason
+
+
 def test_a_kill_that_does_not_happen_alone_makes_the_suite_invalid():
     result = grade(alone={"s01": KILLED, "s02": SURVIVED, "m1": TIMED_OUT})
     assert result.verdict is TestsVerdict.INVALID
