@@ -60,6 +60,7 @@ MAX_MESSAGE_CHARS = 500
 MAX_COLLECTION_CHARS = 2000  # of the collection errors a report quotes
 SANDBOX_HOLDS = " in the sandbox, which has Python, numpy, pytest and the tinyllm substrate only"
 ALONE = " (run alone)"  # how the validity runs of the clean runner are labelled
+YOURS = "your luong.py"  # the run of the student's tests on their own implementation
 AGAIN = ", again"  # the correct implementations' runs alone after the mutation pass
 T = TypeVar("T")
 ReferenceProbes = tuple[bytes, dict, Callable[[], probes.Slack]]  # cases, the reference's answers, its rounding
@@ -74,9 +75,9 @@ PYTEST_NAMES_HINT = "Hint: make sure your test modules/packages have valid Pytho
 HIDDEN_PART = "id not shown"
 HIDDEN_NODE = "a test whose id was not fixed at collection: not shown"
 TRUSTED_RUN_HINT = (
-    "messages from runs on the grader's implementations are not shown; run this test against your own "
-    "correct luong.py to see why it fails. If it passes there, it may hold a correct implementation to more "
-    "than the chapter asks: floats that are equal only to the last bit (compare them with a tolerance, as "
+    "messages from runs on the grader's implementations are not shown; the run on your own luong.py is (\"on "
+    "your luong.py\"). If this test passes on a correct luong.py of yours, it may hold a correct implementation "
+    "to more than the chapter asks: floats that are equal only to the last bit (compare them with a tolerance, as "
     "np.testing.assert_allclose does), or a name or behaviour the contract does not define"
 )
 ORDER_HINT = (
@@ -217,7 +218,7 @@ def _grade(chapter: Chapter, catalogue: Catalogue, submission: Submission, seed:
         tests, error = None, None
         if runners.fast is not None:
             try:
-                tests = _grade_suite(runners, chapter, catalogue, settings, background, timing)
+                tests = _grade_suite(runners, chapter, catalogue, submission, settings, background, timing)
             except (RunnerError, TestsNotCollected) as exc:  # the implementation's grade, made before, stands
                 tests = scoring.tests_not_graded(chapter.threshold, chapter.required_pitfalls)
                 error = f"the tests could not be graded: {exc}"
@@ -236,10 +237,12 @@ def _grade(chapter: Chapter, catalogue: Catalogue, submission: Submission, seed:
     )
 
 
-def _grade_suite(runners: Runners, chapter: Chapter, catalogue: Catalogue, settings: Settings,
-                 background: ThreadPoolExecutor, timing: dict[str, float]) -> Tests:
-    """The student's tests: runs alone, the mutation pass, the runs alone after it, the score."""
+def _grade_suite(runners: Runners, chapter: Chapter, catalogue: Catalogue, submission: Submission,
+                 settings: Settings, background: ThreadPoolExecutor, timing: dict[str, float]) -> Tests:
+    """The student's tests: on their own luong.py, runs alone, the mutation pass, the runs alone
+    after it, the score."""
     fast = runners.fast
+    yours = _timed(timing, "yours", run_on_your_implementation, runners.clean, submission.impl, settings)
     sent = _timed(timing, "disguise", disguise_catalogue, catalogue)  # what the sandboxes get
     sample, decoys = alone_sample(sent, settings), drawn_decoys(sent, settings)
     alone_decoys = decoys_run_alone(decoys, settings)
@@ -252,7 +255,18 @@ def _grade_suite(runners: Runners, chapter: Chapter, catalogue: Catalogue, setti
     suite = _timed(timing, "mutation", _mutation_pass, fast, sent, decoys, compiled)
     fast.close()  # and nothing of it is alive during the runs alone after it
     alone = _timed(timing, "after_the_pass", _after_the_pass, runners.clean, sent, suite, alone, compiled, settings)
-    return _grade_tests(suite, alone, chapter, sent, frozenset(fast.collected))
+    return replace(_grade_tests(suite, alone, chapter, sent, frozenset(fast.collected)), on_your_implementation=yours)
+
+
+def run_on_your_implementation(runner: WarmRunner, impl: bytes, settings: Settings) -> ValidityRun:
+    """The student's tests on their own ``luong.py``, run alone in the clean sandbox before any
+    module of the grader's has entered it: so this run's message is the student's code's alone,
+    and is shown whole, as no trusted run's is. A test that fails a correct implementation of the
+    grader's is then explained where it fails here too, and where it passes here, the student
+    knows the two modules differ in what it checks. It counts for nothing in the grade."""
+    run = runner.suite_runs([(YOURS, impl)], timeout=settings.alone_timeout)[YOURS]
+    return ValidityRun(implementation=YOURS, outcome=run.outcome.value, failed_test=run.node if run.killed else None,
+                       message=_clip(run.message) if run.killed else "")
 
 
 class TestsNotCollected(Exception):

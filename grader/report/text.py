@@ -167,6 +167,11 @@ def _tests(report: Report) -> Text | Group:
         lines.append(_hanging("  passed on: ", ", ".join(passed)))
     lines += [_hanging(f"  {run.implementation}: {run.outcome}", f" ({run.failed_test})" if run.failed_test else "")
               for run in tests.validity if run.outcome != "passed"]
+    yours = tests.on_your_implementation
+    if yours is not None:
+        failed = f" ({yours.failed_test})" if yours.failed_test else ""
+        said = f": {headline(yours.message)}" if yours.message else ""
+        lines.append(_hanging(f"  on {yours.implementation}: ", f"{yours.outcome}{failed}{said}"))
     if tests.invalid_reason:
         lines.append(_hanging("  invalid: ", tests.invalid_reason, style="red"))
     if tests.pitfalls_missed and tests.verdict in (TestsVerdict.PASS, TestsVerdict.FAIL):  # else none was run

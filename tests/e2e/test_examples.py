@@ -83,6 +83,8 @@ def test_correct_passes_everything(graded):
     for mutant in killed.values():
         assert mutant["outcome"] == "killed" and mutant["killed_by"], mutant
     assert all(run["outcome"] == "passed" for run in tests["validity"])
+    assert tests["on_your_implementation"] == {"implementation": "your luong.py", "outcome": "passed",
+                                               "failed_test": None, "message": ""}
 
 
 @pytest.mark.parametrize("pitfall", PITFALL_EXAMPLES)
@@ -116,6 +118,12 @@ def test_invalid_tests_say_which_test_failed_on_which_implementation(graded):
     assert reference["failed_test"].endswith("test_scores_are_scaled_like_the_transformer")
     assert "test_scores_are_scaled_like_the_transformer" in tests["invalid_reason"]
     assert "reference" in tests["invalid_reason"]
+    # the trusted runs' messages are not shown; the run on the student's own luong.py fails the same
+    # test, and its message, the student's own, is shown whole: the numbers that disagree
+    yours = tests["on_your_implementation"]
+    assert yours["outcome"] == "failed" and yours["failed_test"].endswith("test_scores_are_scaled_like_the_transformer")
+    assert "Not equal to tolerance" in yours["message"] and "0.707" in yours["message"], yours
+    assert "on your luong.py: failed" in graded("invalid-tests").stdout
 
 
 @pytest.mark.parametrize("name", ["correct", "weak-tests"])

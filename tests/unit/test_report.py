@@ -143,6 +143,15 @@ def test_a_long_killing_test_id_is_shown_whole_in_the_pitfall_table():
     assert f"caught by{long_id}" in cells
 
 
+def test_the_run_on_the_student_s_own_implementation_is_shown_with_its_message():
+    report = sample(TestsVerdict.INVALID)
+    yours = ValidityRun("your luong.py", "failed", "test_luong.py::test_x", "AssertionError:\n  1.0 != 0.7071")
+    report = Report(**{**report.__dict__, "tests": Tests(**{**report.tests.__dict__, "on_your_implementation": yours})})
+    assert "  on your luong.py: failed (test_luong.py::test_x): AssertionError: 1.0 != 0.7071" in render_text(report)
+    validate(json.loads(render_json(report)))
+    assert json.loads(render_json(report))["tests"]["on_your_implementation"]["message"] == yours.message
+
+
 def test_text_report_of_an_error():
     report = Report(chapter="L4.3", verdict=Verdict.ERROR, implementation=None, tests=None, pool_version="",
                     pitfalls=(), backend="bwrap", submission="", error="luong.py: not found")
