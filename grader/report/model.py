@@ -46,11 +46,16 @@ def printable(text: str) -> str:
     return _UNPRINTABLE.sub(lambda found: ascii(found.group())[1:-1], text)
 
 
+MAX_NAME_CHARS = 500
+
+
 def one_line(text: str) -> str:
-    """``text`` printable, with its line breaks and tabs escaped too: a name (a test id) is one
-    line in every format, and one holding a newline put a forged "Implementation: PASS" at the
-    start of a line of the text and Gradescope reports (red team, round 15)."""
-    return printable(text).replace("\n", "\\n").replace("\t", "\\t")
+    """``text`` printable, with its line breaks and tabs escaped too, and at most MAX_NAME_CHARS
+    long: a name (a test id) is one line in every format, and one holding a newline put a forged
+    "Implementation: PASS" at the start of a line of the text and Gradescope reports (red team,
+    round 15); a conftest's ids of 30 KB, each killing a mutant, made a JSON report of 22 MB
+    (round 24)."""
+    return clipped(printable(text).replace("\n", "\\n").replace("\t", "\\t"), MAX_NAME_CHARS)
 
 
 MAX_HEADLINE_CHARS = 300

@@ -16,6 +16,7 @@ its own module (see ``mutation_pass`` and grading.py).
 
 from __future__ import annotations
 
+import json
 import random
 import time
 from collections import Counter
@@ -44,6 +45,10 @@ COURSE_TARGET = PurePosixPath("/course")
 STUDENT_TESTS_TARGET = "/submission/tests"
 SCRATCH = "/scratch"
 MAX_MODULE_BYTES = 1 << 20
+# What the killers' names may take of a request: the names are the student's, and a conftest can
+# make them long and of characters JSON spells in 12 bytes. Far below a pipe's buffer (64 KiB), so
+# that requests queued for the zygote do not wait on one another's names.
+MAX_ORDER_BYTES = 16 << 10
 STARTUP_SECONDS = 120.0  # imports and collection, once per sandbox
 ANSWER_SLACK_SECONDS = 10.0  # beyond a run's own timeout: kill, reap and answer
 # The first reference run has no earlier run to derive its timeout from. A suite slower than this on
@@ -242,8 +247,17 @@ class WarmRunner:
     def _killers_first(self) -> list[str]:
         """What a request says of test_order(): the tests that killed a run so far, in order (the
         child runs the rest after them, in collection order, which is the same order). Every
-        request carries it, and all of a suite of thousands of tests filled a pipe's buffer."""
-        return [node for node in self.test_order() if self._kills[node]]
+        request carries it, and all of a suite of thousands of tests filled a pipe's buffer. Only as
+        many as fit in MAX_ORDER_BYTES: a conftest that made the zygote collect a few tests with
+        names of 30,000 bytes, each failing one run, grew every request past the frame's limit and
+        crashed the grade (red team, round 24); the ones left out run in collection order."""
+        order, size = [], 0
+        for node in (node for node in self.test_order() if self._kills[node]):
+            size += len(json.dumps(node)) + 2  # as the header spells it, with a comma and a space
+            if size > MAX_ORDER_BYTES:
+                break
+            order.append(node)
+        return order
 
     def suite_runs(self, runs: Sequence[tuple[str, bytes]], *, timeout: float, stop_early: bool = True,
                    last: tuple[str, bytes] | None = None,

@@ -33,7 +33,7 @@ from hostile_helpers import (
 EXAMPLE_ORACLE = EXAMPLES / "correct/python/tests/l4-3-luong/test_luong_oracle.py"
 QUICK = ["exit_in_test", "exit_at_collection", "fs_hunt", "read_source", "remember_first", "kill_zygote",
          "memory_hog", "spy_on_runner", "leak_through_ids", "leak_by_renaming",
-         "remember_via_kernel", "leak_through_stderr", "forge_run_time", "remember_via_limits"]
+         "remember_via_kernel", "leak_through_stderr", "forge_run_time", "remember_via_limits", "long_killer_names"]
 SLOW = ["loop_in_test", "fork_storm", "output_flood", "pipe_count_channel"]  # they run into the course-test or sandbox wall clock
 DOCKER_TOO = {"exit_in_test", "fs_hunt", "read_source", "fork_storm", "remember_first", "remember_via_kernel"}
 

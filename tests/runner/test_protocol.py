@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 
 import pytest
 
+from grader.runner.channel import Channel
 from grader.runner.driver import timeout_from_reference
 from grader.runner.inside.outcomes import ChildExit, Outcome, classify_status, decide
-from grader.runner.inside.protocol import FrameBuffer, ProtocolError, encode_frame
+from grader.runner.inside.protocol import MAX_HEADER_BYTES, FrameBuffer, ProtocolError, encode_frame
 from grader.runner.inside.records import check_event, clip
-from grader.runner.results import REFERENCE, REFERENCE_AGAIN, SuitePass, SuiteRun
+from grader.runner.results import REFERENCE, REFERENCE_AGAIN, RunnerError, SuitePass, SuiteRun
+from grader.sandbox import ExitInfo, SandboxedProcess, Termination
 
 
 def test_frames_survive_any_chunking() -> None:
@@ -120,3 +123,34 @@ def test_a_suite_that_fails_the_second_reference_run_is_flaky_and_invalid() -> N
     steady = SuitePass(timeout=1.0, runs={**runs, REFERENCE_AGAIN: _run(REFERENCE_AGAIN, Outcome.PASSED)},
                        variants=("v",), mutants=("m",))
     assert not steady.flaky and steady.valid
+
+
+class _PipeSandbox(SandboxedProcess):
+    """A sandbox that is only a pair of pipes and has ended: what Channel needs of one."""
+
+    def __init__(self) -> None:
+        read, write = os.pipe()  # one pipe for both ways: nothing is read back here
+        self.stdin, self.stdout = os.fdopen(write, "wb"), os.fdopen(read, "rb")
+        self.killed = False
+
+    def wait(self, timeout: float | None = None) -> ExitInfo:
+        return ExitInfo(Termination.SIGNALLED, -9, "", False, 0.0)
+
+    def kill(self) -> None:
+        self.killed = True
+
+    def close(self) -> None:
+        self.stdin.close()
+        self.stdout.close()
+
+
+def test_a_request_too_big_to_frame_is_a_runner_error() -> None:
+    """A request is built partly from what the sandbox said (the names of the tests that killed):
+    one that outgrew the frame's limit raised ProtocolError out of the grade, a traceback and no
+    report (red team, round 24). It is a runner error now, which a grade reports, and the sandbox
+    is killed."""
+    sandbox = _PipeSandbox()
+    with sandbox, pytest.raises(RunnerError, match="a request could not be sent: frame header of"):
+        Channel(sandbox, shows_sandbox=False).send({"order": ["x" * MAX_HEADER_BYTES]}, [b"module"],
+                                                   deadline=time.monotonic() + 5)
+    assert sandbox.killed

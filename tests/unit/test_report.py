@@ -21,6 +21,7 @@ from grader.report.model import (
     Report,
     Tests,
     TestsVerdict,
+    MAX_NAME_CHARS,
     ValidityRun,
     Verdict,
     headline,
@@ -150,6 +151,16 @@ def test_the_run_on_the_student_s_own_implementation_is_shown_with_its_message()
     assert "  on your luong.py: failed (test_luong.py::test_x): AssertionError: 1.0 != 0.7071" in render_text(report)
     validate(json.loads(render_json(report)))
     assert json.loads(render_json(report))["tests"]["on_your_implementation"]["message"] == yours.message
+
+
+def test_a_name_is_clipped_wherever_it_is_shown():
+    """A conftest can name its tests with 30 KB each and kill every mutant with one: the JSON
+    report came to 22 MB (red team, round 24)."""
+    long_id = "test_x.py::t[" + "\U0001f600" * 7500 + "]"
+    row = MutantResult("s01", True, MutantOutcome.KILLED, long_id)
+    assert row.killed_by.startswith(long_id[:MAX_NAME_CHARS]) and row.killed_by.endswith(f"({len(long_id) - MAX_NAME_CHARS} more characters)")
+    assert len(ValidityRun("reference", "failed", long_id).failed_test) < MAX_NAME_CHARS + 30
+    assert len(CourseTest(long_id, "passed").name) < MAX_NAME_CHARS + 30
 
 
 def test_text_report_of_an_error():
