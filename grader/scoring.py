@@ -86,7 +86,10 @@ def alone_reason(mutants: Sequence[MutantResult], alone: Mapping[str, AloneRun],
     if not parts:
         return None
     return "; ".join(parts) + (". Tests must judge each implementation by its behaviour alone, not by what "
-                               "earlier runs left behind (files, memory, the runner's own state)")
+                               "earlier runs left behind (files, memory, the runner's own state), nor by chance: "
+                               "a test that draws random inputs without a seed (np.random.randn with no "
+                               "np.random.seed, np.random.default_rng() with none) kills a mutant in one run and "
+                               "not in another; give it a seed, as the course tests do")
 
 
 def settle_timeouts(mutants: Sequence[MutantResult], alone: Mapping[str, AloneRun]) -> tuple[MutantResult, ...]:

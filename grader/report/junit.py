@@ -93,8 +93,7 @@ def _mutant_suite(root: ElementTree.Element, report: Report, tests: Tests) -> No
         kind = "pitfall" if mutant.pitfall else "pool"
         title = f"{mutant.id}: {pitfalls[mutant.id].pitfall}" if mutant.id in pitfalls else mutant.id
         _mutant_case(suite, f"your tests kill {title}", f"{report.chapter}.mutants.{kind}", mutant, tests)
-    bar = (f"score {tests.score:.2f} ({tests.killed}/{tests.total} killed), bar {tests.threshold:.2f} "
-           f"with every pitfall caught")
+    bar = f"score {tests.score:.2f} ({tests.killed}/{tests.total} killed); {tests.bar}"
     missed = f"; pitfalls missed: {', '.join(tests.pitfalls_missed)}" if tests.pitfalls_missed else ""
     _case(suite, "mutation score reaches the bar", f"{report.chapter}.mutants",
           failure=None if tests.verdict is TestsVerdict.PASS else f"{tests.verdict.value}: {bar}{missed}",

@@ -192,6 +192,12 @@ class Tests(PrintableText):
     # the tests on the student's own luong.py: shown with its message, and counting for nothing
     on_your_implementation: ValidityRun | None = None
 
+    @property
+    def bar(self) -> str:
+        """What passing asks, worded as a requirement: "bar 0.80 with every pitfall caught", beside
+        a pitfall marked MISSED, read as a result (red team, round 24)."""
+        return f"to pass: a score of at least {self.threshold:.2f} and every pitfall caught"
+
 
 @dataclass(frozen=True)
 class Report(PrintableText):

@@ -157,8 +157,7 @@ def _tests(report: Report) -> Text | Group:
         return Text("Tests: none submitted")
     head = Text("Tests: ")
     head.append(tests.verdict.value.upper(), style=STYLE[tests.verdict.value])
-    head.append(f"   score {tests.score:.2f} ({tests.killed}/{tests.total} mutants killed), bar {tests.threshold:.2f}"
-                " with every pitfall caught")
+    head.append(f"   score {tests.score:.2f} ({tests.killed}/{tests.total} mutants killed); {tests.bar}")
     lines: list = [head]
     # the correct implementations they passed on in one line (some twenty: the variants, the decoys
     # among them, and the runs alone), each they did not pass on in a line of its own

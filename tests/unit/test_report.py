@@ -163,6 +163,15 @@ def test_a_name_is_clipped_wherever_it_is_shown():
     assert len(CourseTest(long_id, "passed").name) < MAX_NAME_CHARS + 30
 
 
+def test_the_bar_is_worded_as_what_passing_asks_in_every_format():
+    """"bar 0.80 with every pitfall caught", beside a pitfall marked MISSED, read as a result
+    (red team, round 24)."""
+    report = sample()
+    asks = "to pass: a score of at least 0.80 and every pitfall caught"
+    assert asks in render_text(report, width=200)
+    assert asks in RENDERERS["gradescope"](report) and asks in RENDERERS["junit"](report)
+
+
 def test_text_report_of_an_error():
     report = Report(chapter="L4.3", verdict=Verdict.ERROR, implementation=None, tests=None, pool_version="",
                     pitfalls=(), backend="bwrap", submission="", error="luong.py: not found")

@@ -88,6 +88,9 @@ def test_a_survivor_killed_alone_is_also_a_disagreement():
     result = grade(alone={"m9": KILLED})  # m9 survived the pass (pool_killed=8)
     assert result.verdict is TestsVerdict.INVALID
     assert "killed m9 when run alone but not among the others" in result.invalid_reason
+    # an honest suite drawing its inputs without a seed got this for a kill that came and went, and
+    # was told only of state left behind by earlier runs (red team, round 24)
+    assert "random inputs without a seed" in result.invalid_reason
 
 
 def test_agreeing_runs_alone_change_nothing():
