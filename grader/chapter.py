@@ -8,7 +8,8 @@ resolved here once so that no other module builds paths by hand.
 from __future__ import annotations
 
 import tomllib
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -28,6 +29,7 @@ class StudentLayout:
     tests: str  # relative path of the student's test folder in a course repo
     module: str  # the module name every implementation is installed under
     allowed_imports: tuple[str, ...]  # the tinyllm modules student tests may import
+    instead_of: Mapping[str, str] = field(default_factory=dict)  # a module outside them: what to do instead
 
 
 @dataclass(frozen=True)
@@ -94,6 +96,7 @@ def load_chapter(chapter_id: str = DEFAULT_CHAPTER, *, root: Path = REPO_ROOT) -
             tests=_field(student, "tests", where),
             module=_field(student, "module", where),
             allowed_imports=tuple(_field(student, "allowed_imports", where)),
+            instead_of=dict(student.get("instead_of", {})),
         ),
         substrate=resolve("reference", "substrate"),
         reference_impl=resolve("reference", "impl"),

@@ -11,6 +11,7 @@ import ast
 import hashlib
 import io
 import tokenize
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -173,7 +174,7 @@ def _read_tests(folder: Path, chapter: Chapter) -> tuple[tuple[str, bytes], ...]
         data = _read_regular(path, str(rel))
         if path.suffix == ".py":
             tree = _parse_python(data, str(rel))
-            _check_imports(tree, str(rel), chapter.student.allowed_imports)
+            _check_imports(tree, str(rel), chapter.student.allowed_imports, chapter.student.instead_of)
             _check_no_star_import(tree, str(rel), chapter.student.module)
         files.append((str(rel), data))
         if len(files) > MAX_TEST_FILES:
@@ -242,14 +243,17 @@ def _called_name(func: ast.expr) -> str | None:
     return None
 
 
-def _check_imports(tree: ast.Module, shown: str, allowed: tuple[str, ...]) -> None:
-    """The chapter's rule: tests import only contract modules of tinyllm."""
+def _check_imports(tree: ast.Module, shown: str, allowed: tuple[str, ...], instead_of: Mapping[str, str]) -> None:
+    """The chapter's rule: tests import only contract modules of tinyllm; the chapter may say
+    what to do instead of importing one of the others."""
     for module, line, named in _imported_modules(tree):
         if not (module == "tinyllm" or module.startswith("tinyllm.")):
             continue
         if module in allowed or _is_name_from_allowed(module, allowed) or _is_parent_of_allowed(module, allowed):
             continue
-        raise IntakeError(f"{shown}:{line}: imports {named}; tests may import only {', '.join(allowed)}")
+        advice = next((f"; {text}" for outside, text in instead_of.items()
+                       if module == outside or module.startswith(outside + ".")), "")
+        raise IntakeError(f"{shown}:{line}: imports {named}; tests may import only {', '.join(allowed)}{advice}")
 
 
 def _check_no_star_import(tree: ast.Module, shown: str, graded: str) -> None:

@@ -185,6 +185,19 @@ def test_imports_outside_the_contract_name_file_and_line(impl, tmp_path, line, n
     assert message.startswith(f"sub/test_b.py:7: imports {named}; tests may import only ")
 
 
+@pytest.mark.parametrize(("line", "advice"), [
+    ("from tinyllm.random import PCG32", "pass LuongAttention any object with a uniform(low, high, size) method"),
+    ("from tinyllm.nn.linear import Linear", "named_parameters(), state_dict() and load_state_dict()"),
+    ("from tinyllm.autograd.backward import x", None),  # nothing said instead: the refusal alone
+])
+def test_a_refused_import_says_what_to_do_instead_where_the_chapter_does(impl, tmp_path, line, advice):
+    """A test of how the parameters follow the rng imported tinyllm.random and was told only that
+    it may not (red team, round 24): the manifest's [student.instead_of] says what will do."""
+    message = refused(impl, make_tests(tmp_path, {"test_b.py": GOOD_TEST + f"\n\n{line}\n".encode()}))
+    listed = ", ".join(CHAPTER.student.allowed_imports)
+    assert (advice in message) if advice else message.endswith(f"tests may import only {listed}"), message
+
+
 @pytest.mark.parametrize(
     "line",
     [
