@@ -37,8 +37,11 @@ PROBE_LEGEND = (
 )
 SURVIVORS_HINT = (
     "a pool mutant is the reference with one small change; its code is not shown, as it would show the "
-    "reference. Tests that compare outputs and gradients with a computation of your own, at several widths, "
-    "lengths, masks and both dtypes, for each score, catch most of them."
+    "reference. Most change the numbers: tests that compare outputs and gradients with a computation of your "
+    "own, at several widths, lengths, masks and both dtypes, for each score, catch those. Many change the "
+    "constructor (how each parameter is drawn from the rng it is given, its names and shapes, which arguments it "
+    "refuses) or the input checks (which malformed calls raise ValueError): tests of a module built from a "
+    "seeded rng, and of each malformed call the contract names, catch those."
 )
 
 
@@ -159,10 +162,14 @@ def _tests(report: Report) -> Text | Group:
     head.append(tests.verdict.value.upper(), style=STYLE[tests.verdict.value])
     head.append(f"   score {tests.score:.2f} ({tests.killed}/{tests.total} mutants killed); {tests.bar}")
     lines: list = [head]
-    # the correct implementations they passed on in one line (some twenty: the variants, the decoys
-    # among them, and the runs alone), each they did not pass on in a line of its own
+    # the correct implementations they passed on in one line (some twenty-five runs: the variants, the
+    # decoys among them, and the runs alone), counted when that is all of them (a list of names a
+    # student meets nowhere else: red team, round 24), each they did not pass on in a line of its own
     passed = [run.implementation for run in tests.validity if run.outcome == "passed"]
-    if passed:
+    if passed and len(passed) == len(tests.validity):
+        lines.append(Text(f"  passed on every correct implementation: {len(passed)} runs, on the reference and the "
+                          "grader's variants, among the mutants and alone"))
+    elif passed:
         lines.append(_hanging("  passed on: ", ", ".join(passed)))
     lines += [_hanging(f"  {run.implementation}: {run.outcome}", f" ({run.failed_test})" if run.failed_test else "")
               for run in tests.validity if run.outcome != "passed"]

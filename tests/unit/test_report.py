@@ -172,6 +172,18 @@ def test_the_bar_is_worded_as_what_passing_asks_in_every_format():
     assert asks in RENDERERS["gradescope"](report) and asks in RENDERERS["junit"](report)
 
 
+def test_runs_that_all_passed_are_counted_and_the_others_named():
+    report = sample(TestsVerdict.PASS)
+    runs = (ValidityRun("reference", "passed"), ValidityRun("variant 1", "passed"),
+            ValidityRun("variant 1 (run alone)", "passed"))
+    passing = Report(**{**report.__dict__, "tests": Tests(**{**report.tests.__dict__, "validity": runs})})
+    assert "passed on every correct implementation: 3 runs" in render_text(passing, width=200)
+    failing = (*runs[:2], ValidityRun("variant 1 (run alone)", "failed", "test_x"))
+    text = render_text(Report(**{**report.__dict__, "tests": Tests(**{**report.tests.__dict__, "validity": failing})}),
+                       width=200)
+    assert "passed on: reference, variant 1\n" in text and "variant 1 (run alone): failed (test_x)" in text
+
+
 def test_text_report_of_an_error():
     report = Report(chapter="L4.3", verdict=Verdict.ERROR, implementation=None, tests=None, pool_version="",
                     pitfalls=(), backend="bwrap", submission="", error="luong.py: not found")
