@@ -32,6 +32,7 @@ from grader.runner.inside.probe import (
     ECHOED,
     FIRST,
     FROZEN,
+    MODEL,
     NEXT,
     RESIZED,
 )
@@ -108,7 +109,7 @@ LARGE_SCORES = {"float32": 200.0, "float64": 2000.0}
 MAX_QUOTED_CHARS = 200  # of any student-derived text a disagreement quotes
 # The reads of a numbers case, by the prefix of their outputs' names (runner/inside/probe.py), in
 # the order a disagreement names them; the first read's outputs have no prefix.
-READS = ("", CACHED, FROZEN, NEXT, RESIZED, CACHED + RESIZED, CACHED + NEXT, CACHED + AGAIN, FROZEN + RESIZED)
+READS = ("", CACHED, FROZEN, NEXT, RESIZED, CACHED + RESIZED, CACHED + NEXT, CACHED + AGAIN, FROZEN + RESIZED, MODEL)
 FIRST_READ = FIRST
 OF_NO_READ = frozenset({*ECHOED, "dtypes"})  # what a case's answer holds besides the reads' outputs
 # In a disagreement line, what names reads (by_read's parentheses, or the read an exception came

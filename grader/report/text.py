@@ -10,7 +10,7 @@ from rich.text import Text
 
 from grader.probes import FIRST_READ, NAMES_READS, resized_reads
 from grader.report.model import Report, TestsVerdict, Verdict, headline
-from grader.runner.inside.probe import AGAIN, CACHED, FROZEN, NEXT, RESIZED
+from grader.runner.inside.probe import AGAIN, CACHED, FROZEN, MODEL, NEXT, RESIZED
 
 STYLE = {"pass": "bold green", "fail": "bold red", "invalid": "bold red", "error": "bold yellow"}
 PROBE_LEGEND = (
@@ -24,7 +24,10 @@ PROBE_LEGEND = (
     f"refilled; {RESIZED} and {CACHED + RESIZED} both again, with a batch of another size and source length "
     f"({resized_reads()}); {CACHED + AGAIN} the cached one a last time, without proj, its first keys refilled "
     f"into the same tensor again; {FROZEN + RESIZED} the first one with the other batch again, its query constant "
-    "(inference_ with the keys constant too). The outputs: "
+    f"(inference_ with the keys constant too); {MODEL} a fresh module held by a model of tinyllm's Module, which "
+    "casts and loads it as a whole (its parameters named as the model names them, grad:attention.NAME), with "
+    "the next batch's inputs passed through the model's own layer and tanh (grad:bridge.NAME), once directly "
+    "and once through proj. The outputs: "
     "context, weights, attentional and scores as the module gives them; later_ at a decoder's later step, a new "
     "query and mask on the same keys and proj; grad_query and grad_keys the inputs' gradients and grad:NAME a "
     "parameter's, of a sum of the outputs weighed at random; inputs_kept says the inputs came back unchanged. "

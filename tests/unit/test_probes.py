@@ -459,13 +459,17 @@ def test_gradients_through_a_cached_projection_are_compared(payload):
     # for the parameter's gradient, which adds up over the reads; the frozen read trains through a
     # proj of constant keys, so only W_a's gradient comes from it. The inference read trains the
     # keys through proj too, but has no later step: where the resized mask leaves each row one real
-    # token, its softmax passes no gradient to the score, and it agrees
-    keys = r"differs in grad_keys \(reads with_proj:, with_proj:resized_, with_proj:next_(?P<inference>, frozen:resized_)?\)"
+    # token, its softmax passes no gradient to the score, and it agrees. The read in a model trains
+    # the keys through proj as well, and through them the model's own layer that made them
+    keys = (r"differs in grad_keys \((?:reads with_proj:, with_proj:resized_, with_proj:next_, in_a_model:"
+            r"|(?P<inference>every read but first, next_, resized_, with_proj:again_))\)")
     parameter = r" and grad:score_proj\.weight \(every read but first, next_, resized_(?(inference)|, frozen:resized_)\)"
+    model = r" and grad:bridge\.weight, grad:bridge\.bias{} \(every read\), max abs difference"
     dot, others = ([line for line in lines if line.startswith("dot") == is_dot] for is_dot in (True, False))
-    assert all(re.search(f"{keys}, max abs difference", line) for line in dot), dot
-    assert all(re.search(f"{keys}{parameter}, max abs difference", line) for line in others), others
-    assert any("frozen:resized_)" in line for line in lines), lines
+    assert all(re.search(keys + model.format(""), line) for line in dot), dot
+    assert all(re.search(keys + parameter + model.format(r", grad:attention\.score_proj\.weight"), line)
+               for line in others), others
+    assert any("grad_keys (every read but first" in line for line in lines), lines
 
 
 LAST_LAYER = "        self.combine = Linear(2 * d, d, bias=False, rng=rng)\n"

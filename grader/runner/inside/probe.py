@@ -21,6 +21,7 @@ from __future__ import annotations
 import io
 import json
 import re
+from typing import Any
 
 import numpy as np
 
@@ -32,6 +33,7 @@ NEXT = "next_"  # prefix of the second read's inputs and outputs
 AGAIN = "again_"  # prefix of the outputs of the cached module's third read, the first inputs without proj
 FROZEN = "frozen:"  # prefix of the outputs of the reads whose inputs need no gradient
 RESIZED = "resized_"  # prefix of the plain module's last read's inputs and outputs, another batch and length
+MODEL = "in_a_model:"  # prefix of the outputs of the read through a model that holds the module (_read_in_a_model)
 FIRST = "first"  # how a report names the read whose outputs have no prefix
 LINEAR_BOUND = "the Linear bound 1/sqrt(in)"  # that of every parameter's draw (_in_linear_bound)
 LINEAR_RANGE = "the Linear range (past half its bound on both sides)"  # _spans_linear_range
@@ -118,6 +120,7 @@ def _numbers(module, case: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
                                                 cached=cached_read, step=step, held=held)))
     read = FROZEN + RESIZED
     outputs.update(_prefixed(read, _in_read(read, _read_at_inference, plain, case, dtype, RESIZED)))
+    outputs.update(_prefixed(MODEL, _in_read(MODEL, _read_in_a_model, module, case, dtype)))
     dtypes = np.array([f"{name} {np.asarray(value).dtype if value is not None else None}"
                        for name, value in outputs.items()])
     # in the case's dtype (what each output really was is in dtypes): float32 cases' answers sent as
@@ -315,6 +318,54 @@ def _read_with_frozen_inputs(module, case: dict[str, np.ndarray], dtype: np.dtyp
             "step_context": step_context.data, "step_weights": step_weights.data,
             "scores": scores.data, "proj_kept": np.array(float(proj_kept)), **_parameter_grads(attention),
             **_read_after_training(attention, case, dtype)}
+
+
+def _read_in_a_model(module, case: dict[str, np.ndarray], dtype: np.dtype) -> dict:
+    """The module as a seq2seq model holds it: a child of a Module of the model's, whose own layer
+    (``bridge``, then tanh) makes the query and the keys from the case's, as a recurrent decoder's
+    and encoder's states are made: outputs of operations, every value within (-1, 1). The model is
+    cast and loaded as a whole, and its parameters' gradients read by its own names: Module's
+    ``to``, ``load_state_dict`` and ``named_parameters`` walk the children's registered parameters
+    and call none of their methods. Modules that registered their layers under other names and
+    renamed them in their own named_parameters, kept them in a plain dict, refreshed views of
+    their weights only in their own load_state_dict and to, read keys that were an operation's
+    output as values detached, or scaled the dot score whenever every input lay within (-1, 1),
+    passed every other read (red team, round 24)."""
+    from tinyllm.autograd import functional as F
+
+    model = _model(module, int(case["d"]), str(case["score"]), int(case["seed"]))
+    model.to(dtype)
+    bridge = {f"bridge.{name}": value for name, value in model.bridge.state_dict().items()}
+    model.load_state_dict({**bridge, **{f"attention.{name}": value
+                                        for name, value in _weights(case, "param:", dtype).items()}})
+    # the next read's inputs: the first read's rows that score far from zero would fill tanh to 1
+    inputs = _given(case, NEXT + "query", dtype, requires_grad=True), _given(case, NEXT + "keys", dtype, True)
+    query, keys = (F.tanh(model.bridge(given)) for given in inputs)
+    mask = case[NEXT + "mask"].copy()
+    context, weights = model.attention(query, keys, mask)
+    attentional = model.attention.attentional(query, context)
+    cached_context, cached_weights = model.attention(query, keys, mask, model.attention.project_keys(keys))
+    up_context, up_weights, up_attentional = _upstream(case, NEXT, dtype)
+    _backward((context, up_context), (weights, up_weights), (attentional, up_attentional),
+              (cached_context, up_context), (cached_weights, up_weights))
+    return {"context": context.data, "weights": weights.data, "attentional": attentional.data,
+            "cached_context": cached_context.data, "cached_weights": cached_weights.data,
+            "grad_query": _grad(inputs[0]), "grad_keys": _grad(inputs[1]), **_parameter_grads(model)}
+
+
+def _model(module, d: int, score: str, seed: int) -> Any:
+    """A Module of the substrate's holding a Linear and the graded module's LuongAttention."""
+    from tinyllm.nn.linear import Linear
+    from tinyllm.nn.module import Module
+    from tinyllm.random import PCG32
+
+    class Model(Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.bridge = Linear(d, d, rng=PCG32(seed + 2))
+            self.attention = module.LuongAttention(d, score, rng=PCG32(seed + 3))
+
+    return Model()
 
 
 def _changed_keys(case: dict[str, np.ndarray], dtype: np.dtype):
