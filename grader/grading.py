@@ -44,6 +44,7 @@ from grader.runner.inside.loader import UNDEFINED, UNSWAPPABLE
 from grader.runner.results import (
     REFERENCE,
     REFERENCE_AGAIN,
+    CallResult,
     Outcome,
     RunnerError,
     SuitePass,
@@ -214,7 +215,7 @@ def _grade(chapter: Chapter, catalogue: Catalogue, submission: Submission, seed:
         # Everything the clean sandbox reports on runs before the fast one collects the suite (the
         # student's code's first run there), and the timeouts are settled once it is closed: see
         # Runners for what the two sandboxes would otherwise share.
-        implementation = _grade_implementation(runners.clean, catalogue, submission, settings, expected, timing)
+        judged = _grade_implementation(runners.clean, catalogue, submission, settings, expected, timing, background)
         tests, error = None, None
         if runners.fast is not None:
             try:
@@ -222,6 +223,7 @@ def _grade(chapter: Chapter, catalogue: Catalogue, submission: Submission, seed:
             except (RunnerError, TestsNotCollected) as exc:  # the implementation's grade, made before, stands
                 tests = scoring.tests_not_graded(chapter.threshold, chapter.required_pitfalls)
                 error = f"the tests could not be graded: {exc}"
+        implementation = judged.result()
     timing["total"] = _since(started)
     return Report(
         chapter=chapter.id,
@@ -305,13 +307,23 @@ def _materialise_tests(submission: Submission, folder: Path) -> Path | None:
 
 
 def _grade_implementation(runner: WarmRunner, catalogue: Catalogue, submission: Submission, settings: Settings,
-                          expected: ProbeWork, timing: dict[str, float]) -> Implementation:
+                          expected: ProbeWork, timing: dict[str, float],
+                          background: ThreadPoolExecutor) -> Future[Implementation]:
+    """The course tests and the probes' run, in the clean sandbox; the probes' answer is read and
+    judged in ``background``, which needs no sandbox, while the clean sandbox goes on to the
+    student's tests one child at a time, a core being idle then (it took a grade 0.4 s before)."""
     phase = time.monotonic()
     tests = run_course_tests(runner, submission.impl, settings)
     timing["course_tests"] = _since(phase)
-    phase = time.monotonic()
-    verdict = _probe(runner, catalogue, submission, settings, expected)
-    timing["probes"] = _since(phase)
+    call = _timed(timing, "probes", runner.call, submission.impl, "probe", expected.cases.result()[1],
+                  settings.probe_timeout)
+    return background.submit(_timed, timing, "judge", _implementation, tests, runner.chapter, catalogue, call,
+                             settings, expected)
+
+
+def _implementation(tests: tuple[CourseTest, ...], chapter: Chapter, catalogue: Catalogue, call: CallResult,
+                    settings: Settings, expected: ProbeWork) -> Implementation:
+    verdict = _probe_verdict(chapter, catalogue, call, settings, expected)
     return Implementation(
         verdict=scoring.implementation_verdict([t.outcome for t in tests], verdict.agree),
         tests=tests,
@@ -399,10 +411,9 @@ def _rounding_slack(reference: ModuleType, payload: bytes, answers: dict) -> pro
     return probes.rounding_slack(answers, probes.outputs_of(reference, probes.in_float64(payload)))
 
 
-def _probe(runner: WarmRunner, catalogue: Catalogue, submission: Submission, settings: Settings,
-           expected: ProbeWork) -> probes.ProbeVerdict:
-    chapter, payload = runner.chapter, expected.cases.result()[1]
-    call = runner.call(submission.impl, "probe", payload, timeout=settings.probe_timeout)
+def _probe_verdict(chapter: Chapter, catalogue: Catalogue, call: CallResult, settings: Settings,
+                   expected: ProbeWork) -> probes.ProbeVerdict:
+    payload = expected.cases.result()[1]
     if call.outcome is Outcome.TIMEOUT:
         reason = (f"the probe run did not finish within {settings.probe_timeout:g} s (GRADER_PROBE_TIMEOUT): the "
                   f"probes read {probes.workload()}; a module that loops in Python over tokens or widths can take "
