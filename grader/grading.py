@@ -76,9 +76,9 @@ PYTEST_NAMES_HINT = "Hint: make sure your test modules/packages have valid Pytho
 HIDDEN_PART = "id not shown"
 HIDDEN_NODE = "a test whose id was not fixed at collection: not shown"
 TRUSTED_RUN_HINT = (
-    "messages from runs on the grader's implementations are not shown; the run on your own luong.py is (\"on "
-    "your luong.py\"). If this test passes on a correct luong.py of yours, it may hold a correct implementation "
-    "to more than the chapter asks: floats that are equal only to the last bit (compare them with a tolerance, as "
+    "messages from runs on the grader's implementations are not shown, but the run on your own luong.py is, on "
+    "the line \"on your luong.py\". If this test passes on a correct luong.py of yours, it may hold a correct "
+    "implementation to more than the chapter asks: floats that are equal only to the last bit (compare them with a tolerance, as "
     "np.testing.assert_allclose does), or a name or behaviour the contract does not define"
 )
 ORDER_HINT = (
@@ -244,7 +244,7 @@ def _grade_suite(runners: Runners, chapter: Chapter, catalogue: Catalogue, submi
     """The student's tests: on their own luong.py, runs alone, the mutation pass, the runs alone
     after it, the score."""
     fast = runners.fast
-    yours = _timed(timing, "yours", run_on_your_implementation, runners.clean, submission.impl, settings)
+    yours = _timed(timing, "yours", _run_on_your_implementation, runners.clean, submission.impl, settings)
     sent = _timed(timing, "disguise", disguise_catalogue, catalogue)  # what the sandboxes get
     sample, decoys = alone_sample(sent, settings), drawn_decoys(sent, settings)
     alone_decoys = decoys_run_alone(decoys, settings)
@@ -260,7 +260,7 @@ def _grade_suite(runners: Runners, chapter: Chapter, catalogue: Catalogue, submi
     return replace(_grade_tests(suite, alone, chapter, sent, frozenset(fast.collected)), on_your_implementation=yours)
 
 
-def run_on_your_implementation(runner: WarmRunner, impl: bytes, settings: Settings) -> ValidityRun:
+def _run_on_your_implementation(runner: WarmRunner, impl: bytes, settings: Settings) -> ValidityRun:
     """The student's tests on their own ``luong.py``, run alone in the clean sandbox before any
     module of the grader's has entered it: so this run's message is the student's code's alone,
     and is shown whole, as no trusted run's is. A test that fails a correct implementation of the
@@ -311,7 +311,7 @@ def _grade_implementation(runner: WarmRunner, catalogue: Catalogue, submission: 
                           background: ThreadPoolExecutor) -> Future[Implementation]:
     """The course tests and the probes' run, in the clean sandbox; the probes' answer is read and
     judged in ``background``, which needs no sandbox, while the clean sandbox goes on to the
-    student's tests one child at a time, a core being idle then (it took a grade 0.4 s before)."""
+    student's tests one child at a time, a core being idle then (it took a grade some 0.3 s before)."""
     phase = time.monotonic()
     tests = run_course_tests(runner, submission.impl, settings)
     timing["course_tests"] = _since(phase)
