@@ -764,8 +764,8 @@ def _numbers_problems(case: str, wrong: list[str], student: dict[str, np.ndarray
 
 def by_read(names: Sequence[str], given: Sequence[str]) -> str:
     """``names``, outputs of one numbers case, as a disagreement says them: each output once, with
-    the reads it is wrong in, "(every read)" when it is wrong in every read that gives it
-    (``given``: all the case's outputs). A wrong module is mostly wrong in every read, and seven
+    the reads it is wrong in, "(every read)" when it is wrong in every read of several that give
+    it (``given``: all the case's outputs). A wrong module is mostly wrong in every read, and seven
     reads named one by one made a line of fifty names. Outputs wrong in the same reads share them."""
     giving = _reads_by_output(given)
     groups: dict[str, list[str]] = {}
@@ -792,8 +792,10 @@ def _read_and_output(name: str) -> tuple[str, str]:
 
 def _which_reads(wrong: list[str], giving: list[str]) -> str:
     right = [read for read in giving if read not in wrong]
-    if not right:
+    if not right and len(giving) > 1:
         return "every read"
+    if not right:  # the one read that gives it, named
+        return "read " + _read_names(wrong)
     if len(right) < len(wrong):
         return "every read but " + _read_names(right)
     return ("read " if len(wrong) == 1 else "reads ") + _read_names(wrong)
