@@ -324,33 +324,74 @@ def _read_in_a_model(module, case: dict[str, np.ndarray], dtype: np.dtype) -> di
     """The module as a seq2seq model holds it: a child of a Module of the model's, whose own layer
     (``bridge``, then tanh) makes the query and the keys from the case's, as a recurrent decoder's
     and encoder's states are made: outputs of operations, every value within (-1, 1). The model is
-    cast and loaded as a whole, and its parameters' gradients read by its own names: Module's
-    ``to``, ``load_state_dict`` and ``named_parameters`` walk the children's registered parameters
-    and call none of their methods. Modules that registered their layers under other names and
-    renamed them in their own named_parameters, kept them in a plain dict, refreshed views of
-    their weights only in their own load_state_dict and to, read keys that were an operation's
-    output as values detached, or scaled the dot score whenever every input lay within (-1, 1),
-    passed every other read (red team, round 24)."""
+    cast and loaded as a whole, first in the other dtype and read there (a model checked in one
+    dtype and trained in the other; that read is not compared, as float32's rounding would be
+    judged at float64's tolerance), and its parameters' gradients are read from the list it gave
+    before any call, as an optimiser built before training holds them: Module's ``to``,
+    ``load_state_dict`` and ``named_parameters`` walk the children's registered parameters and
+    call none of their methods. The decoder's next step takes a query made from this step's
+    attentional state (input feeding), and the model then decodes as an evaluation does
+    (_decoded). Modules that registered their layers under other names and renamed them in their
+    own named_parameters, kept them in a plain dict, refreshed views of their weights only in
+    their own load_state_dict and to, read keys that were an operation's output as values
+    detached, or scaled the dot score whenever every input lay within (-1, 1), passed every other
+    read (red team, round 24); so did modules that swapped their parameters for new objects on
+    their first call, detached a query made from their own attentional state, or kept the widest
+    dtype they had computed in after a cast down (round 25)."""
     from tinyllm.autograd import functional as F
 
     model = _model(module, int(case["d"]), str(case["score"]), int(case["seed"]))
-    model.to(dtype)
-    bridge = {f"bridge.{name}": value for name, value in model.bridge.state_dict().items()}
-    model.load_state_dict({**bridge, **{f"attention.{name}": value
-                                        for name, value in _weights(case, "param:", dtype).items()}})
+    held = model.named_parameters()
+    other = np.dtype(np.float64 if dtype == np.float32 else np.float32)
+    for step_dtype in (other, dtype):
+        model.to(step_dtype)
+        bridge = {f"bridge.{name}": value for name, value in model.bridge.state_dict().items()}
+        model.load_state_dict({**bridge, **{f"attention.{name}": value
+                                            for name, value in _weights(case, "param:", step_dtype).items()}})
+        if step_dtype == other:
+            _decoded(model.attention, case, other, ("bucket",))
     # the next read's inputs: the first read's rows that score far from zero would fill tanh to 1
     inputs = _given(case, NEXT + "query", dtype, requires_grad=True), _given(case, NEXT + "keys", dtype, True)
     query, keys = (F.tanh(model.bridge(given)) for given in inputs)
     mask = case[NEXT + "mask"].copy()
     context, weights = model.attention(query, keys, mask)
     attentional = model.attention.attentional(query, context)
-    cached_context, cached_weights = model.attention(query, keys, mask, model.attention.project_keys(keys))
+    proj = model.attention.project_keys(keys)
+    cached_context, cached_weights = model.attention(query, keys, mask, proj)
+    fed_query = F.tanh(model.bridge(attentional))  # input feeding: the next step reads this step's state
+    fed_context, fed_weights = model.attention(fed_query, keys, mask, proj)
     up_context, up_weights, up_attentional = _upstream(case, NEXT, dtype)
     _backward((context, up_context), (weights, up_weights), (attentional, up_attentional),
-              (cached_context, up_context), (cached_weights, up_weights))
+              (cached_context, up_context), (cached_weights, up_weights),
+              (fed_context, up_context), (fed_weights, up_weights))
     return {"context": context.data, "weights": weights.data, "attentional": attentional.data,
             "cached_context": cached_context.data, "cached_weights": cached_weights.data,
-            "grad_query": _grad(inputs[0]), "grad_keys": _grad(inputs[1]), **_parameter_grads(model)}
+            "fed_context": fed_context.data, "fed_weights": fed_weights.data,
+            "grad_query": _grad(inputs[0]), "grad_keys": _grad(inputs[1]),
+            **{f"grad:{name}": _grad(parameter) for name, parameter in held},
+            **_decoded(model.attention, case, dtype, DECODED)}
+
+
+DECODED = ("bucket", "sentence", "beam")
+
+
+def _decoded(attention, case: dict[str, np.ndarray], dtype: np.dtype, reads: tuple[str, ...]) -> dict:
+    """Reads as an evaluation decodes, nothing needing a gradient, each through ``proj``, on the
+    next read's keys taken as real tokens throughout: a batch with no padding (length-bucketed),
+    one sentence alone, and one sentence's keys repeated for a beam of queries. The probes' every
+    other read had padding, more than one row and rows of other keys, and modules that took a
+    shortcut there (the context read from ``proj``; one row read for the whole beam) passed (red
+    team, round 25)."""
+    keys, query = case[NEXT + "keys"], case[NEXT + "query"]
+    batches = {"bucket": (query, keys), "sentence": (query[:1], keys[:1]),
+               "beam": (query, np.repeat(keys[:1], len(query), axis=0))}
+    outputs = {}
+    for read in reads:
+        given_query, given_keys = (_tensor(array, dtype) for array in batches[read])
+        context, weights = attention(given_query, given_keys, np.ones(given_keys.shape[:2], dtype=bool),
+                                     attention.project_keys(given_keys))
+        outputs.update({f"{read}_context": context.data, f"{read}_weights": weights.data})
+    return outputs
 
 
 def _model(module, d: int, score: str, seed: int) -> Any:
