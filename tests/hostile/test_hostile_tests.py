@@ -72,7 +72,8 @@ def test_tests_that_spy_on_the_runner_are_caught_by_the_runs_alone(grade_hostile
     assert tests["verdict"] == "invalid", tests
     failed = failed_correct_runs(tests)
     assert all(run.startswith("variant ") and not run.endswith(")") for run in failed), failed
-    assert len(failed) >= 10, failed  # at least the chapter's ten decoys that edit a number or an operator
+    # at least the chapter's decoys that edit a number or an operator
+    assert len(failed) >= len(load_catalogue(CHAPTER).decoys), failed
     # Of the two decoys run alone (variants 2 and 3), one is drawn from those that change the code's
     # shape, which the spy's likeness bar may spare; the other edits a number or an operator, and
     # the spy fails it. The reason names the first correct implementation failed.
