@@ -78,8 +78,8 @@ HIDDEN_NODE = "a test whose id was not fixed at collection: not shown"
 TRUSTED_RUN_HINT = (
     "messages from runs on the grader's implementations are not shown, but the run on your own luong.py is, on "
     "the line \"on your luong.py\". If this test passes on a correct luong.py of yours, it may hold a correct "
-    "implementation to more than the chapter asks: floats that are equal only to the last bit (compare them with a tolerance, as "
-    "np.testing.assert_allclose does), or a name or behaviour the contract does not define"
+    "implementation to more than the chapter asks: floats that are equal only to the last bit (compare them "
+    "with a tolerance, as np.testing.assert_allclose does), or a name or behaviour the contract does not define"
 )
 ORDER_HINT = (
     "the same implementation passed the first run, which ran the tests in the files' order; later runs put "

@@ -112,7 +112,8 @@ def _mutation_entry(tests: Tests | None) -> dict:
     reason = _ungraded_reason(tests)
     if reason is not None:
         return _entry(name, 0.0, MUTATION_POINTS, reason, ["tests"])
-    output = f"{tests.killed}/{tests.total} mutants killed, score {tests.score:.2f} ({tests.bar}): {tests.verdict.value}"
+    output = (f"{tests.killed}/{tests.total} mutants killed, score {tests.score:.2f} ({tests.bar}): "
+              f"{tests.verdict.value}")
     entry = _entry(name, MUTATION_POINTS * tests.score, MUTATION_POINTS, output, ["tests"])
     entry["status"] = PASSED if tests.verdict is TestsVerdict.PASS else FAILED
     return entry

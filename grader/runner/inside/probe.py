@@ -343,13 +343,9 @@ def _read_in_a_model(module, case: dict[str, np.ndarray], dtype: np.dtype) -> di
     model = _model(module, int(case["d"]), str(case["score"]), int(case["seed"]))
     held = model.named_parameters()
     other = np.dtype(np.float64 if dtype == np.float32 else np.float32)
-    for step_dtype in (other, dtype):
-        model.to(step_dtype)
-        bridge = {f"bridge.{name}": value for name, value in model.bridge.state_dict().items()}
-        model.load_state_dict({**bridge, **{f"attention.{name}": value
-                                            for name, value in _weights(case, "param:", step_dtype).items()}})
-        if step_dtype == other:
-            _decoded(model.attention, case, other, ("bucket",))
+    _cast_and_load(model, case, other)
+    _decoded(model.attention, case, other, ("bucket",))
+    _cast_and_load(model, case, dtype)
     # the next read's inputs: the first read's rows that score far from zero would fill tanh to 1
     inputs = _given(case, NEXT + "query", dtype, requires_grad=True), _given(case, NEXT + "keys", dtype, True)
     query, keys = (F.tanh(model.bridge(given)) for given in inputs)
@@ -370,6 +366,14 @@ def _read_in_a_model(module, case: dict[str, np.ndarray], dtype: np.dtype) -> di
             "grad_query": _grad(inputs[0]), "grad_keys": _grad(inputs[1]),
             **{f"grad:{name}": _grad(parameter) for name, parameter in held},
             **_decoded(model.attention, case, dtype, DECODED)}
+
+
+def _cast_and_load(model, case: dict[str, np.ndarray], dtype: np.dtype) -> None:
+    """``model`` cast to ``dtype`` and given the grader's weights, both by the model's Module."""
+    model.to(dtype)
+    bridge = {f"bridge.{name}": value for name, value in model.bridge.state_dict().items()}
+    model.load_state_dict({**bridge, **{f"attention.{name}": value
+                                        for name, value in _weights(case, "param:", dtype).items()}})
 
 
 DECODED = ("bucket", "sentence", "beam")
