@@ -150,6 +150,9 @@ def _check_declared_encoding(data: bytes, shown: str) -> None:
 def _read_impl(impl: Path) -> bytes:
     if not impl.exists() and not impl.is_symlink():  # the path as given: a typo in a folder shows
         raise IntakeError(f"{impl}: not found")
+    if impl.is_dir() and not impl.is_symlink():  # shown whole: its name alone read as a missing tests folder
+        raise IntakeError(f"{impl}: a folder, where the implementation's file was expected (give the path of "
+                          "the file itself)")
     data = _read_regular(impl, impl.name)
     if not _parse_python(data, impl.name).body:  # an empty file is no module to run (red team, round 17)
         raise IntakeError(f"{impl.name}: holds no code yet, nothing to grade (`grader start` writes a stub to "

@@ -56,6 +56,15 @@ def test_missing_impl(tmp_path):
     assert refused(tmp_path / "nope" / "luong.py") == f"{tmp_path}/nope/luong.py: not found"
 
 
+def test_a_folder_given_as_the_impl_is_named_whole(tmp_path):
+    """Named by its last part only, a tests folder given as --impl read as "tests: not found"
+    (red team, round 26)."""
+    folder = tmp_path / "tests"
+    folder.mkdir()
+    assert refused(folder) == f"{folder}: a folder, where the implementation's file was expected (give the path " \
+        "of the file itself)"
+
+
 def test_non_utf8_impl(impl):
     impl.write_bytes(b"x = '\xff'\n")
     assert "not UTF-8" in refused(impl)
