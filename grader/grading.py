@@ -256,7 +256,8 @@ def _grade_suite(runners: Runners, chapter: Chapter, catalogue: Catalogue, submi
     _check_collected(fast)
     suite = _timed(timing, "mutation", _mutation_pass, fast, sent, decoys, compiled)
     fast.close()  # and nothing of it is alive during the runs alone after it
-    alone = _timed(timing, "after_the_pass", _after_the_pass, runners.clean, sent, suite, alone, compiled, settings)
+    alone = _timed(timing, "after_the_pass", _after_the_pass, runners.clean, sent, suite, alone, compiled, settings,
+                   _margin(suite, sent, chapter))
     return replace(_grade_tests(suite, alone, chapter, sent, frozenset(fast.collected)), on_your_implementation=yours)
 
 
@@ -530,12 +531,23 @@ def _alone_pass(runner: WarmRunner, catalogue: Catalogue, correct: dict[str, byt
                      mutants=tuple(mutants))
 
 
+def _margin(suite: SuitePass, catalogue: Catalogue, chapter: Chapter) -> int:
+    """How many of the fast pass's kills (timeouts not counted: they count only as settled alone)
+    the suite could lose and still pass the bar; 0 when it does not pass it anyway."""
+    kills = {m.id for m in catalogue.mutants if m.id in suite.runs and suite.runs[m.id].killed
+             and suite.runs[m.id].outcome is not Outcome.TIMEOUT}
+    if not set(chapter.required_pitfalls) <= kills:
+        return 0
+    return max(len(kills) - scoring.kills_needed(chapter.threshold, len(catalogue.mutants)) + 1, 0)
+
+
 def _after_the_pass(runner: WarmRunner, catalogue: Catalogue, suite: SuitePass, alone: SuitePass,
-                    compiled: dict[bytes, bytes], settings: Settings) -> SuitePass:
+                    compiled: dict[bytes, bytes], settings: Settings, margin: int = 0) -> SuitePass:
     """``alone`` with more runs alone, made once the fast sandbox is closed and drawn afresh then:
     up to ``settle_limit`` of the mutants that timed out in the fast pass (such a timeout counts
     only as that run comes out, the others as survivors: scoring.settle_timeouts), and
-    ``recheck_sample`` of the ones it killed. The correct implementations run again among them:
+    ``recheck_sample`` of the ones it killed, or more when the suite is only ``margin`` kills above
+    the bar (scoring.kills_to_recheck). The correct implementations run again among them:
     a run that could tell it came after the first runs alone (by the pid counter, by the clock)
     would otherwise know it holds a mutant.
 
@@ -552,8 +564,11 @@ def _after_the_pass(runner: WarmRunner, catalogue: Catalogue, suite: SuitePass, 
     fresh = sorted(m for m in suite.mutants if m not in alone.runs and m != FORCED_FAILURE)
     timed_out = [m for m in fresh if suite.runs[m].outcome is Outcome.TIMEOUT]
     killed = [m for m in fresh if suite.runs[m].killed and suite.runs[m].outcome is not Outcome.TIMEOUT]
-    chosen = {*draw.sample(timed_out, min(settings.settle_limit, len(timed_out))),
-              *draw.sample(killed, min(settings.recheck_sample, len(killed)))}
+    pool = [m.id for m in catalogue.mutants if not m.pitfall]
+    rechecked = scoring.kills_to_recheck(margin, len(killed), len(pool), sum(m in alone.runs for m in pool),
+                                         least=settings.recheck_sample, most=settings.recheck_limit,
+                                         miss_odds=settings.recheck_miss_odds)
+    chosen = {*draw.sample(timed_out, min(settings.settle_limit, len(timed_out))), *draw.sample(killed, rechecked)}
     if not chosen:
         return alone
     more = _alone_pass(runner, catalogue, _correct(catalogue, AGAIN), chosen, compiled, alone.timeout)

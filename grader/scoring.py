@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from math import comb
 
 from grader.report.model import (
     Implementation,
@@ -108,6 +109,34 @@ def settle_timeouts(mutants: Sequence[MutantResult], alone: Mapping[str, AloneRu
         return replace(mutant, outcome=MutantOutcome.SURVIVED, killed_by=None)
 
     return tuple(settled(mutant) for mutant in mutants)
+
+
+def kills_needed(threshold: float, total: int) -> int:
+    """The fewest kills of ``total`` whose score passes ``threshold``, as grade_tests compares it."""
+    return next((k for k in range(total + 1) if total and k / total >= threshold), total + 1)
+
+
+def kills_to_recheck(margin: int, unchecked: int, pool: int, pool_checked: int, *, least: int, most: int,
+                     miss_odds: float) -> int:
+    """How many of the fast pass's ``unchecked`` kills (none yet run alone) to run alone after it.
+
+    A suite ``margin`` kills above the bar passes by faking only if it faked at least ``margin``
+    kills, and none of them was among the ``pool_checked`` of ``pool`` pool mutants run alone
+    before the pass nor is among those drawn now. Since the fast zygote is the student's process
+    once their conftest ran, it can fake only where no correct implementation is hit (red team,
+    round 26: an honest 0.77 suite faking 7 kills passed 7 grades of 10 with a fixed draw of 6).
+    So the draw grows until those odds are at most ``miss_odds``, from ``least`` up to ``most``:
+    a suite far above the bar (``margin`` in the tens) is drawn ``least``, one just above it
+    nearly every kill."""
+    ceiling = min(most, unchecked)
+    drawn = min(least, ceiling)
+    if margin <= 0:  # below the bar: faking more would only be caught more
+        return drawn
+    missed_before = comb(max(pool - margin, 0), pool_checked) / comb(pool, pool_checked) if pool else 1.0
+    while drawn < ceiling and missed_before * comb(max(unchecked - margin, 0), drawn) / comb(unchecked, drawn) > \
+            miss_odds:
+        drawn += 1
+    return drawn
 
 
 def grade_tests(

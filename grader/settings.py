@@ -38,7 +38,9 @@ class Settings:
     # take, and 5 s to collect, or a suite that pass accepts would time out alone, and be invalid.
     alone_timeout: float = FIRST_RUN_SECONDS + 5.0
     settle_limit: int = 8  # fast-pass timeouts run alone after the pass (drawn at random); the rest survive
-    recheck_sample: int = 6  # fast-pass kills run alone again after the pass, drawn then
+    recheck_sample: int = 6  # fast-pass kills run alone again after the pass, drawn then, at least
+    recheck_limit: int = 60  # and at most, for a suite a few kills above the bar (scoring.kills_to_recheck)
+    recheck_miss_odds: float = 0.05  # the odds that those runs miss a suite's fakes when they buy its pass
     decoys: int = 2  # the chapter's decoys (correct, one edit from the reference) run alone, drawn per grade
 
     @classmethod

@@ -125,16 +125,18 @@ def _created_after(created: str, started: float) -> bool:
 
 @pytest.fixture
 def grade_hostile(repo_builder: RepoBuilder, tmp_path: Path) -> Iterator[Callable[..., Graded]]:
-    """grade_hostile(impl=..., tests=..., backend=..., stop_after=None, stop_signal="TERM") -> Graded,
-    through the CLI and the reaper (which, with ``stop_after``, sends the grader ``stop_signal``
-    once it has run that long). The grades of one test share their TMPDIR."""
+    """grade_hostile(impl=..., tests=..., backend=..., stop_after=None, stop_signal="TERM", settings=None)
+    -> Graded, through the CLI and the reaper (which, with ``stop_after``, sends the grader
+    ``stop_signal`` once it has run that long), with GRADER_* ``settings`` beside the hostile ones.
+    The grades of one test share their TMPDIR."""
     # The grader's temporary files go here (a folder of this test's own, which the sandboxes' uids
     # can traverse, as they can /tmp), so what a grade leaves there is known to be its own.
     temporary = Path(tempfile.mkdtemp(prefix="hostile-tmp-"))
     temporary.chmod(0o755)
 
     def grade(*, impl: str, tests: dict[str, str] | None = None, backend: str,
-              stop_after: float | None = None, stop_signal: str = "TERM") -> Graded:
+              stop_after: float | None = None, stop_signal: str = "TERM",
+              settings: dict[str, str] | None = None) -> Graded:
         repo, submitted = repo_builder.build(impl=impl, tests=tests)
         out, result = tmp_path / "report.json", tmp_path / "reaper.json"
         stdout, stderr = tmp_path / "stdout.txt", tmp_path / "stderr.txt"
@@ -146,7 +148,8 @@ def grade_hostile(repo_builder: RepoBuilder, tmp_path: Path) -> Iterator[Callabl
         with stdout.open("wb") as out_file, stderr.open("wb") as err_file:
             subprocess.run([sys.executable, str(REAPER), str(result), str(GUARD_SECONDS), *stop, "--", *command],
                            stdout=out_file, stderr=err_file, cwd=REPO_ROOT, check=True,
-                           env={**os.environ, **HOSTILE_SETTINGS, CANARY_VARIABLE: canary, "TMPDIR": str(temporary)})
+                           env={**os.environ, **HOSTILE_SETTINGS, **(settings or {}), CANARY_VARIABLE: canary,
+                                "TMPDIR": str(temporary)})
         reaped = json.loads(result.read_text())
         leftovers = reaped["leftovers"]
         if backend == "docker":

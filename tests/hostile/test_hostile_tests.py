@@ -240,6 +240,23 @@ def test_kills_faked_at_random_in_the_fast_pass_are_caught(grade_hostile, sandbo
         report["validity"]
 
 
+def test_a_fast_zygote_that_remembers_the_reference_is_caught_by_the_recheck(grade_hostile, sandbox_backend):
+    """Its conftest wraps the fast zygote's own request handler, runs each module there before the
+    fork, keeps the reference's outputs (it comes first) in a plain global and fails the honest
+    survivors that differ from it: 7 fake kills on an honest 0.77 suite, where no correct
+    implementation is ever hit (red team, round 26: 7 grades of 10 passed with 6 kills run alone
+    after the pass). A suite 2 kills above the bar is rechecked up to GRADER_RECHECK_LIMIT (60)
+    kills, missing all 7 fakes about once in 40 grades; here the limit and the odds are set so that
+    every kill is run alone, and the verdict cannot depend on the draw."""
+    graded = grade_hostile(impl=CORRECT_IMPL.read_text(), tests=hostile_tests("zygote_remembers_the_reference"),
+                           backend=sandbox_backend("bwrap"),
+                           settings={"GRADER_RECHECK_LIMIT": "1000", "GRADER_RECHECK_MISS_ODDS": "1e-9"})
+    assert_contained(graded)
+    report = graded.report["tests"]
+    assert report["verdict"] == "invalid", report
+    assert "only when run after other implementations" in report["invalid_reason"], report["invalid_reason"]
+
+
 def test_tests_that_learn_which_mutants_run_alone_get_nothing(grade_hostile, sandbox_backend):
     """The runs alone say which module they hold in the page cache of a file both sandboxes read
     (emptied with fadvise, probed with preadv2's RWF_NOWAIT), so the fast zygote, which runs the

@@ -7,6 +7,10 @@ grader's own choice of runs, not the sandbox (tests/hostile runs the real thing)
 
 from __future__ import annotations
 
+import math
+
+import pytest
+
 from grader import scoring
 from grader.grading import _after_the_pass
 from grader.mutants import load_catalogue
@@ -77,3 +81,27 @@ def test_a_sample_of_the_kills_is_run_alone_again_drawn_after_the_pass(chapter):
         draws.append({run_id for run_id in asked if run_id in pool})
         assert len(draws[-1]) == 6 and pool[0] not in draws[-1]  # not one that already ran alone
     assert draws[0] != draws[1]  # the same 6 of 29 twice once in 475,020 grades
+
+
+def test_a_suite_far_above_the_bar_is_rechecked_the_least_and_one_just_above_it_nearly_whole():
+    least = {"least": 6, "most": 60, "miss_odds": 0.05}
+    assert scoring.kills_to_recheck(0, 162, 218, 12, **least) == 6  # below the bar: nothing to buy
+    assert scoring.kills_to_recheck(44, 204, 218, 12, **least) == 6  # the bundled example's margin
+    assert scoring.kills_to_recheck(1, 162, 218, 12, **least) == 60  # the limit
+    assert scoring.kills_to_recheck(1, 40, 218, 12, **least) == 38  # (40 - 38) / 40 of 1 - 12 / 218 missed
+    assert scoring.kills_to_recheck(1, 40, 218, 12, least=6, most=60, miss_odds=1e-9) == 40  # all, at most
+    assert scoring.kills_to_recheck(5, 3, 218, 12, **least) == 3
+
+
+@pytest.mark.parametrize("margin", [3, 10, 20, 30])
+def test_the_recheck_misses_fakes_that_buy_a_pass_at_most_at_the_odds_asked(margin):
+    """Counted exactly: the pool sample before the pass, then the draw of the kills after it."""
+    drawn = scoring.kills_to_recheck(margin, 170, 218, 12, least=6, most=200, miss_odds=0.05)
+    missed = math.comb(218 - margin, 12) / math.comb(218, 12) * math.comb(170 - margin, drawn) / math.comb(170, drawn)
+    fewer = math.comb(218 - margin, 12) / math.comb(218, 12) * math.comb(170 - margin, drawn - 1) / math.comb(170, drawn - 1)
+    assert missed <= 0.05 and (drawn == 6 or fewer > 0.05)
+
+
+def test_the_kills_needed_are_those_grade_tests_passes_with():
+    assert scoring.kills_needed(0.8, 225) == 180 and scoring.kills_needed(0.8, 5) == 4
+    assert 179 / 225 < 0.8 <= 180 / 225
