@@ -750,3 +750,49 @@ def test_contract_lines_of_another_count_are_told_apart_by_what_each_lacks(paylo
     assert contract.startswith("contract: parameters: extra 'dot: combine.bias ("), contract
     assert "missing \"dot: state_dict ['combine.weight']\"" in contract
     assert "initialisation: extra 'dot: combine.bias repeats with its seed'" in contract
+
+
+UNLOOKED = REPO_ROOT / "tests/hostile/submissions/impl/unlooked"
+# an override of a Module method, or a way of reading memory, found by red team round 26: the
+# question of the contract's as_a_module lines it answers otherwise
+ANSWERED_OTHERWISE = {
+    "alignments_kept": "a read's outputs, two reads later: still held",
+    "load_reshapes": "a checkpoint of the wrong shape: combine.weight transposed: loads",
+    "load_result_dropped": "load_state_dict(strict=False) without the first parameter; with one more: raises",
+    "load_without_copy": "changed by training the module (it kept the caller's arrays)",
+    "parameters_generator": "parameters(): the named parameters, and nothing when read a second time",
+    "query_memory_order": "a query in column order: reads it otherwise",
+    "state_dict_snapshot": "state_dict() after an in-place step: values from before the step",
+    "to_new_parameters": "to(np.float32): makes new parameter objects",
+    "weights_read_in_memory_order": "weights in column order: reads them otherwise",
+    "zero_grad_forgets_v": "concat: zero_grad(): leaves the gradient of v.weight",
+}
+
+
+@pytest.fixture(scope="module")
+def contract_payload(payload) -> bytes:
+    return probes.only_cases(payload, [f"case{len(LABELS)}"])
+
+
+@pytest.mark.parametrize("name", sorted(ANSWERED_OTHERWISE))
+def test_what_a_training_loop_asks_of_the_module_s_own_methods_is_checked(name, contract_payload):
+    """Every numbers read agrees (a model's own to, load_state_dict and parameters walk the
+    children's parameters and call none of their methods), so only the contract's as_a_module
+    lines can tell: each names the question answered otherwise."""
+    example = (EXAMPLES / "correct/python/tinyllm/seq2seq/luong.py").read_text(encoding="utf-8")
+    source = apply_patch(example, (UNLOOKED / f"{name}.patch").read_text(encoding="utf-8"))
+    student = probes.outputs_of(load_trusted_module(CHAPTER, name, source.encode()), contract_payload)
+    lines = probes.judge(student, probes.outputs_of(REFERENCE, contract_payload), no_pitfalls).disagreements
+    assert len(lines) == 1 and lines[0].startswith("contract: as_a_module: "), lines
+    assert ANSWERED_OTHERWISE[name] in lines[0], lines
+
+
+def test_a_module_that_keeps_only_its_last_read_lets_the_earlier_ones_go(contract_payload):
+    """Keeping the last read's weights (to plot them, say) is no leak: only every step's is."""
+    example = (EXAMPLES / "correct/python/tinyllm/seq2seq/luong.py").read_text(encoding="utf-8")
+    returned = "        return context, weights\n"
+    assert example.count(returned) == 1
+    source = example.replace(returned, "        self.last_read = (context, weights)\n" + returned)
+    student = probes.outputs_of(load_trusted_module(CHAPTER, "keeps_last", source.encode()), contract_payload)
+    verdict = probes.judge(student, probes.outputs_of(REFERENCE, contract_payload), no_pitfalls)
+    assert verdict.agree, verdict.disagreements

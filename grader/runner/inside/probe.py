@@ -13,14 +13,18 @@ a later decoder step, with a module built from an rng and never loaded trained o
 that need no gradient, and read again with the next batch's keys and with a batch of another
 size ("numbers" cases), and the module's contract: parameter
 names, shapes and default dtype, how the initialisation follows ``rng`` (and the default one
-repeats), ``query_from``, and which malformed calls raise ValueError ("contract" case).
+repeats), ``query_from``, which malformed calls raise ValueError, and what its own Module methods
+and memory do for a training loop (``as_a_module``) ("contract" case).
 """
 
 from __future__ import annotations
 
+import gc
 import io
 import json
 import re
+import weakref
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -492,18 +496,19 @@ def _parameter_grads(attention) -> dict[str, np.ndarray]:
 def _contract(module, case: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """What the module promises besides numbers, as text the grader compares line by line."""
     d = int(case["d"])
-    parameters, initialisation = [], []
+    parameters, initialisation, as_a_module = [], [], []
     query_from = [f"class {_text(getattr(module.LuongAttention, 'query_from', None))}"]
     for score in (str(s) for s in case["scores"]):
         attention = module.LuongAttention(d, score)
         parameters += [f"{score}: {name} {tuple(p.shape)} {p.dtype}" for name, p in attention.named_parameters()]
         parameters.append(f"{score}: state_dict {list(attention.state_dict())}")
         parameters += _checkpoints(attention, score)
+        as_a_module += _as_a_module(module, d, score, int(case["seeds"][0]))
         query_from.append(f"{score} {_text(getattr(attention, 'query_from', None))}")
         initialisation += _initialisation(module, d, score, [int(seed) for seed in case["seeds"]])
     calls = [json.loads(str(call)) for call in case["calls"]]
     return {"parameters": np.array(parameters), "query_from": np.array(query_from),
-            "initialisation": np.array(initialisation),
+            "initialisation": np.array(initialisation), "as_a_module": np.array(as_a_module),
             "validation": np.array([_attempt(module, call) for call in calls]),
             "calls": np.array([_describe_call(call) for call in calls])}
 
@@ -529,6 +534,160 @@ def _checkpoints(attention, score: str) -> list[str]:
             outcome = f"raises {type(exc).__name__}"
         lines.append(f"{score}: a checkpoint {what} {outcome}")
     return lines
+
+
+def _as_a_module(module, d: int, score: str, seed: int) -> list[str]:
+    """What a training loop, a checkpoint and a model ask of the module's own Module methods and
+    memory, each as a fact of the module's own behaviour, one line per question, so that no line
+    holds a number and the report names the question that differs. A student may override any of
+    these methods (to re-slice concat's weight, say), and overrides that kept a stale snapshot in
+    state_dict, trained the caller's checkpoint arrays in place after load_state_dict, gave new
+    parameter objects in to(), made parameters() a generator, forgot a parameter in zero_grad,
+    reshaped a checkpoint of the wrong shape or returned no LoadResult; modules that read the
+    query's or the weights' memory in order, or kept every step's graph "for plotting", passed
+    every other read (red team, round 26). Each question is asked of the same float64 module, in
+    this order, and one that raises is answered by what it raised."""
+    from tinyllm.random import PCG32
+
+    attention = module.LuongAttention(d, score, rng=PCG32(seed))
+    attention.to(np.float64)
+    inputs = _module_inputs(d, seed)
+    lines = []
+    for question, check in _MODULE_QUESTIONS.items():
+        try:
+            answer = check(attention, inputs)
+        except Exception as exc:  # noqa: BLE001 - the implementation under test may raise anything
+            answer = f"raises {_error_text(exc)}"
+        lines.append(f"{score}: {question}: {answer}")
+    return lines
+
+
+def _module_inputs(d: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A query, keys and a mask (a full row, a padded one, one token) in float64."""
+    draw = np.random.default_rng(seed)
+    mask = np.arange(4) < np.array([4, 2, 1])[:, None]
+    return draw.standard_normal((3, d)), draw.standard_normal((3, 4, d)), mask
+
+
+def _module_read(attention, inputs: tuple, query: np.ndarray | None = None) -> list:
+    """Context, weights and attentional state of one read, the query needing a gradient."""
+    from tinyllm.autograd.tensor import Tensor
+
+    given_query = Tensor(inputs[0] if query is None else query, requires_grad=True)
+    context, weights = attention(given_query, Tensor(inputs[1], requires_grad=True), inputs[2].copy())
+    return [context, weights, attention.attentional(given_query, context)]
+
+
+def _alike(first: list, second: list) -> bool:
+    return all(np.allclose(a.data, b.data, rtol=1e-9, atol=1e-12) for a, b in zip(first, second, strict=True))
+
+
+def _parameters_listed(attention, inputs: tuple) -> str:
+    given = attention.parameters()
+    first, again = list(given), list(given)
+    named = [parameter for _, parameter in attention.named_parameters()]
+    if len(first) != len(named) or any(a is not b for a, b in zip(first, named)):
+        return "not the parameters named_parameters() gives"
+    return "the named parameters" + ("" if len(again) == len(first) else ", and nothing when read a second time "
+                                     "(an optimiser that keeps them trains nothing after its first step)")
+
+
+def _query_in_column_order(attention, inputs: tuple) -> str:
+    alike = _alike(_module_read(attention, inputs), _module_read(attention, inputs, np.asfortranarray(inputs[0])))
+    return "reads it alike" if alike else "reads it otherwise (a query laid out column by column, [d, B] transposed)"
+
+
+def _weights_in_column_order(attention, inputs: tuple) -> str:
+    saved = attention.state_dict()
+    attention.load_state_dict({name: np.ascontiguousarray(value) for name, value in saved.items()})
+    in_rows = _module_read(attention, inputs)
+    attention.load_state_dict({name: np.asfortranarray(value) for name, value in saved.items()})
+    alike = _alike(in_rows, _module_read(attention, inputs))
+    return "reads them alike" if alike else "reads them otherwise (weights loaded from a transposed [in, out] kernel)"
+
+
+def _outputs_let_go(attention, inputs: tuple) -> str:
+    first = _module_read(attention, inputs)
+    _backward(*((output, 1.0) for output in first))
+    held = [weakref.ref(output) for output in first]
+    del first
+    for _ in range(2):
+        _module_read(attention, inputs)
+    gc.collect()
+    return "freed" if all(ref() is None for ref in held) else "still held by the module (memory grows every step)"
+
+
+def _zero_grad_clears(attention, inputs: tuple) -> str:
+    for _, parameter in attention.named_parameters():
+        parameter.grad = np.ones_like(parameter.data)
+    attention.zero_grad()
+    left = [name for name, parameter in attention.named_parameters()
+            if parameter.grad is not None and np.any(parameter.grad)]
+    return f"leaves the gradient of {', '.join(left)}" if left else "clears every gradient"
+
+
+def _state_dict_after_a_step(attention, inputs: tuple) -> str:
+    attention.state_dict()  # a checkpoint saved before the step, as every evaluation saves one
+    for _, parameter in attention.named_parameters():
+        parameter.data[...] = parameter.data * 0.5 + 0.25  # an optimiser's step, in place
+    saved = attention.state_dict()
+    current = all(name in saved and np.array_equal(saved[name], parameter.data)
+                  for name, parameter in attention.named_parameters())
+    return "the new values" if current else "values from before the step"
+
+
+def _checkpoint_loaded(attention, inputs: tuple) -> str:
+    checkpoint = {name: -value for name, value in attention.state_dict().items()}
+    kept = {name: value.copy() for name, value in checkpoint.items()}
+    attention.load_state_dict(checkpoint)
+    loaded = all(np.array_equal(parameter.data, kept.get(name)) for name, parameter in attention.named_parameters())
+    for _, parameter in attention.named_parameters():
+        parameter.data[...] += 1.0  # an optimiser's step, in place
+    untouched = all(np.array_equal(checkpoint[name], value) for name, value in kept.items())
+    after = "left as it was" if untouched else "changed by training the module (it kept the caller's arrays)"
+    return f"{'its values loaded' if loaded else 'not its values'}, and {after}"
+
+
+def _transposed_checkpoint(attention, inputs: tuple) -> str:
+    saved = attention.state_dict()
+    name = next(name for name, value in saved.items() if value.ndim == 2 and value.shape[0] != value.shape[1])
+    try:
+        attention.load_state_dict({**saved, name: saved[name].T.copy()})
+    except Exception as exc:  # noqa: BLE001 - the implementation under test may raise anything
+        return f"{name} transposed: raises {type(exc).__name__}"
+    return f"{name} transposed: loads"
+
+
+def _loaded_leniently(attention, inputs: tuple) -> str:
+    saved = attention.state_dict()
+    first = next(iter(saved))
+    results = [attention.load_state_dict(checkpoint, strict=False)
+               for checkpoint in ({k: v for k, v in saved.items() if k != first}, {**saved, "extra.weight": saved[first]})]
+    return "; ".join(f"missing {list(result.missing_keys)}, unexpected {list(result.unexpected_keys)}"
+                     for result in results)
+
+
+def _cast_in_place(attention, inputs: tuple) -> str:
+    before = [parameter for _, parameter in attention.named_parameters()]
+    attention.to(np.float32)
+    after = [parameter for _, parameter in attention.named_parameters()]
+    same = len(before) == len(after) and all(a is b for a, b in zip(before, after))
+    return "keeps its parameter objects" if same else \
+        "makes new parameter objects (a list taken before, as an optimiser holds one, trains no more)"
+
+
+_MODULE_QUESTIONS: dict[str, Callable[[Any, tuple], str]] = {
+    "parameters()": _parameters_listed,
+    "a query in column order": _query_in_column_order,
+    "weights in column order": _weights_in_column_order,
+    "a read's outputs, two reads later": _outputs_let_go,
+    "zero_grad()": _zero_grad_clears,
+    "state_dict() after an in-place step": _state_dict_after_a_step,
+    "a checkpoint load_state_dict() loaded, after an in-place step": _checkpoint_loaded,
+    "a checkpoint of the wrong shape": _transposed_checkpoint,
+    "load_state_dict(strict=False) without the first parameter; with one more": _loaded_leniently,
+    "to(np.float32)": _cast_in_place,
+}
 
 
 def _initialisation(module, d: int, score: str, seeds: list[int]) -> list[str]:
