@@ -248,7 +248,8 @@ def test_a_fast_zygote_that_remembers_the_reference_is_caught_by_the_recheck(gra
     after the pass). A suite 2 kills above the bar is rechecked up to GRADER_RECHECK_LIMIT (60)
     kills, missing all 7 fakes about once in 40 grades; here the limit and the odds are set so that
     every kill is run alone, and the verdict cannot depend on the draw."""
-    graded = grade_hostile(impl=CORRECT_IMPL.read_text(), tests=hostile_tests("zygote_remembers_the_reference"),
+    graded = grade_hostile(impl=CORRECT_IMPL.read_text(), tests={**hostile_tests("zygote_remembers_the_reference"),
+                                                        "oracle_helpers.py": EXAMPLE_ORACLE.read_text()},
                            backend=sandbox_backend("bwrap"),
                            settings={"GRADER_RECHECK_LIMIT": "1000", "GRADER_RECHECK_MISS_ODDS": "1e-9"})
     assert_contained(graded)

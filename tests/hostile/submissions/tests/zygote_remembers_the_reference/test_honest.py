@@ -1,72 +1,21 @@
-"""My oracle tests for L4.3: the module against the formulas in float64 numpy.
-
-The oracle reads the module's own weights from state_dict(), so the tests check the arithmetic and
-never depend on how the weights were initialised or stored.
-"""
+"""The honest part (0.77 of the pool, every pitfall; red team, round 26) and the test the
+conftest fails on the modules it flagged in the fast zygote. oracle_helpers is the bundled
+example's oracle file (tests/hostile/test_hostile_tests.py adds it): its numpy oracle, none of its
+tests. make_module stays here: the conftest swaps this file's LuongAttention for each module."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-
+from oracle_helpers import make_inputs, oracle_read
 from tinyllm.autograd.tensor import Tensor
-from tinyllm.seq2seq.additive import length_mask
 from tinyllm.seq2seq.luong import LuongAttention
 
-SCORES = ("dot", "general", "concat")
-TIGHT = dict(rtol=1e-10, atol=1e-12)
-
-
-# ---- the numpy oracle ----------------------------------------------------------------------
-
-def oracle_scores(score: str, sd: dict, h: np.ndarray, k: np.ndarray) -> np.ndarray:
-    """e[b, s] for query h [B, d] and keys k [B, S, d], straight from the chapter's table."""
-    if score == "dot":
-        return np.einsum("bd,bsd->bs", h, k)
-    if score == "general":
-        return np.einsum("bd,de,bse->bs", h, sd["score_proj.weight"], k)  # h . (W_a k_s)
-    d = h.shape[-1]
-    both = np.concatenate([np.broadcast_to(h[:, None, :], k.shape), k], axis=-1)  # [h ; k_s]
-    hidden = np.tanh(both @ sd["score_proj.weight"].T)
-    assert hidden.shape == k.shape[:2] + (d,)
-    return (hidden @ sd["v.weight"].T)[..., 0]
-
-
-def oracle_weights(e: np.ndarray, mask: np.ndarray) -> np.ndarray:
-    """Softmax over the real positions; a row without one gets all zeros."""
-    out = np.zeros_like(e)
-    for b in range(e.shape[0]):
-        real = mask[b]
-        if real.any():
-            z = np.exp(e[b, real] - e[b, real].max())
-            out[b, real] = z / z.sum()
-    return out
-
-
-def oracle_read(score: str, sd: dict, h, k, mask):
-    """(scores, weights, context, attentional) in float64."""
-    e = oracle_scores(score, sd, h, k)
-    a = oracle_weights(e, mask)
-    c = np.einsum("bs,bsd->bd", a, k)
-    h_tilde = np.tanh(np.concatenate([c, h], axis=-1) @ sd["combine.weight"].T)
-    return e, a, c, h_tilde
-
-
-# ---- helpers -------------------------------------------------------------------------------
 
 def make_module(d: int, score: str, seed: int) -> LuongAttention:
-    """A float64 module with weights drawn larger than the default init, so tanh is not linear."""
-    module = LuongAttention(d, score).to(np.float64)
-    rng = np.random.default_rng(seed)
-    module.load_state_dict({name: rng.uniform(-1.0, 1.0, w.shape) for name, w in module.state_dict().items()})
+    module, draw = LuongAttention(d, score).to(np.float64), np.random.default_rng(seed)
+    module.load_state_dict({name: draw.uniform(-1.0, 1.0, w.shape) for name, w in module.state_dict().items()})
     return module
-
-
-def make_inputs(batch: int, length: int, d: int, lengths, seed: int):
-    rng = np.random.default_rng(seed + 1000)
-    h = rng.normal(size=(batch, d))
-    k = rng.normal(size=(batch, length, d))
-    return h, k, length_mask(np.array(lengths), length)
 
 
 CASES = [  # (d, lengths): full rows, padded rows, and an all-padding row
