@@ -525,15 +525,25 @@ def _checkpoints(attention, score: str) -> list[str]:
     first = min(saved, default=None)  # the names and their order are compared on a line of their own
     if first is None:
         return lines
-    for what, checkpoint in (("without " + first, {k: v for k, v in saved.items() if k != first}),
-                             ("with a parameter it does not have", {**saved, "extra.weight": saved[first]})):
-        try:
-            attention.load_state_dict(checkpoint)
-            outcome = "loads"
-        except Exception as exc:  # noqa: BLE001 - the implementation under test may raise anything
-            outcome = f"raises {type(exc).__name__}"
-        lines.append(f"{score}: a checkpoint {what} {outcome}")
+    short, over = _one_short_and_one_over(saved, first)
+    for what, checkpoint in (("without " + first, short), ("with a parameter it does not have", over)):
+        lines.append(f"{score}: a checkpoint {what} {_load_outcome(attention, checkpoint)}")
     return lines
+
+
+def _one_short_and_one_over(saved: dict, name: str) -> tuple[dict, dict]:
+    """``saved`` without parameter ``name``, and with an extra one it names no parameter of."""
+    return {k: v for k, v in saved.items() if k != name}, {**saved, "extra.weight": saved[name]}
+
+
+def _load_outcome(attention, checkpoint: dict) -> str:
+    """Whether ``checkpoint`` loads, or the class of what it raised (not its message, whose
+    wording is the module's own)."""
+    try:
+        attention.load_state_dict(checkpoint)
+    except Exception as exc:  # noqa: BLE001 - the implementation under test may raise anything
+        return f"raises {type(exc).__name__}"
+    return "loads"
 
 
 def _as_a_module(module, d: int, score: str, seed: int) -> list[str]:
@@ -571,10 +581,8 @@ def _module_inputs(d: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarra
 
 def _module_read(attention, inputs: tuple, query: np.ndarray | None = None) -> list:
     """Context, weights and attentional state of one read, the query needing a gradient."""
-    from tinyllm.autograd.tensor import Tensor
-
-    given_query = Tensor(inputs[0] if query is None else query, requires_grad=True)
-    context, weights = attention(given_query, Tensor(inputs[1], requires_grad=True), inputs[2].copy())
+    given_query = _tensor(inputs[0] if query is None else query, np.float64, requires_grad=True)
+    context, weights = attention(given_query, _tensor(inputs[1], np.float64, requires_grad=True), inputs[2].copy())
     return [context, weights, attention.attentional(given_query, context)]
 
 
@@ -582,11 +590,18 @@ def _alike(first: list, second: list) -> bool:
     return all(np.allclose(a.data, b.data, rtol=1e-9, atol=1e-12) for a, b in zip(first, second, strict=True))
 
 
+def _same_objects(these: list, those: list) -> bool:
+    return len(these) == len(those) and all(a is b for a, b in zip(these, those))
+
+
+def _named(attention) -> list:
+    return [parameter for _, parameter in attention.named_parameters()]
+
+
 def _parameters_listed(attention, inputs: tuple) -> str:
     given = attention.parameters()
     first, again = list(given), list(given)
-    named = [parameter for _, parameter in attention.named_parameters()]
-    if len(first) != len(named) or any(a is not b for a, b in zip(first, named)):
+    if not _same_objects(first, _named(attention)):
         return "not the parameters named_parameters() gives"
     return "the named parameters" + ("" if len(again) == len(first) else ", and nothing when read a second time "
                                      "(an optimiser that keeps them trains nothing after its first step)")
@@ -651,28 +666,22 @@ def _checkpoint_loaded(attention, inputs: tuple) -> str:
 def _transposed_checkpoint(attention, inputs: tuple) -> str:
     saved = attention.state_dict()
     name = next(name for name, value in saved.items() if value.ndim == 2 and value.shape[0] != value.shape[1])
-    try:
-        attention.load_state_dict({**saved, name: saved[name].T.copy()})
-    except Exception as exc:  # noqa: BLE001 - the implementation under test may raise anything
-        return f"{name} transposed: raises {type(exc).__name__}"
-    return f"{name} transposed: loads"
+    return f"{name} transposed: {_load_outcome(attention, {**saved, name: saved[name].T.copy()})}"
 
 
 def _loaded_leniently(attention, inputs: tuple) -> str:
     saved = attention.state_dict()
     first = next(iter(saved))
     results = [attention.load_state_dict(checkpoint, strict=False)
-               for checkpoint in ({k: v for k, v in saved.items() if k != first}, {**saved, "extra.weight": saved[first]})]
+               for checkpoint in _one_short_and_one_over(saved, first)]
     return "; ".join(f"missing {list(result.missing_keys)}, unexpected {list(result.unexpected_keys)}"
                      for result in results)
 
 
 def _cast_in_place(attention, inputs: tuple) -> str:
-    before = [parameter for _, parameter in attention.named_parameters()]
+    before = _named(attention)
     attention.to(np.float32)
-    after = [parameter for _, parameter in attention.named_parameters()]
-    same = len(before) == len(after) and all(a is b for a, b in zip(before, after))
-    return "keeps its parameter objects" if same else \
+    return "keeps its parameter objects" if _same_objects(before, _named(attention)) else \
         "makes new parameter objects (a list taken before, as an optimiser holds one, trains no more)"
 
 
