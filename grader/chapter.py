@@ -58,6 +58,12 @@ class Chapter:
     manifest: Path
 
 
+    @property
+    def contract(self) -> Path:
+        """The graded module's contract: the .pyi students write their implementation against."""
+        return self.contracts / (self.student.module.replace(".", "/") + ".pyi")
+
+
 def _field(table: dict, key: str, where: str):
     try:
         return table[key]

@@ -57,7 +57,7 @@ class Submission:
 def read_submission(chapter: Chapter, impl: Path, tests: Path | None) -> Submission:
     """Read and check ``impl`` (a luong.py) and the optional ``tests`` folder."""
     impl_bytes = _read_impl(impl)
-    test_files = _read_tests(tests, chapter) if tests is not None else None
+    test_files = _read_tests(tests, chapter, impl) if tests is not None else None
     total = len(impl_bytes) + sum(len(d) for _, d in test_files or ())
     if total > MAX_TOTAL_BYTES:
         raise IntakeError(f"submission is {total} bytes; the limit is {MAX_TOTAL_BYTES}")
@@ -160,12 +160,18 @@ def _read_impl(impl: Path) -> bytes:
     return data
 
 
-def _read_tests(folder: Path, chapter: Chapter) -> tuple[tuple[str, bytes], ...]:
+def _read_tests(folder: Path, chapter: Chapter, impl: Path) -> tuple[tuple[str, bytes], ...]:
+    """The tests folder's files, checked. The implementation itself is left out when it lies in
+    the folder: a project folder given as --tests beside its own luong.py had luong.py refused
+    for importing tinyllm.nn, as if it were a test (red team, round 26)."""
     if folder.is_symlink() or not folder.is_dir():
         raise IntakeError(f"{folder}: the tests folder is missing or not a real folder")
     root = folder.resolve()
+    contract = contract_names(chapter.contract)
     files: list[tuple[str, bytes]] = []
     for path in sorted(_walk(folder)):
+        if path.resolve() == impl.resolve():
+            continue
         rel = PurePosixPath(path.relative_to(folder).as_posix())
         if not path.resolve().is_relative_to(root):
             raise IntakeError(f"{rel}: path escapes the tests folder")
@@ -179,6 +185,7 @@ def _read_tests(folder: Path, chapter: Chapter) -> tuple[tuple[str, bytes], ...]
             tree = _parse_python(data, str(rel))
             _check_imports(tree, str(rel), chapter.student.allowed_imports, chapter.student.instead_of)
             _check_no_star_import(tree, str(rel), chapter.student.module)
+            _check_contract_names(tree, str(rel), chapter.student.module, contract)
         files.append((str(rel), data))
         if len(files) > MAX_TEST_FILES:
             raise IntakeError(f"more than {MAX_TEST_FILES} files in the tests folder")
@@ -267,6 +274,46 @@ def _check_no_star_import(tree: ast.Module, shown: str, graded: str) -> None:
         if isinstance(node, ast.ImportFrom) and node.module == graded and any(a.name == "*" for a in node.names):
             raise IntakeError(f"{shown}:{node.lineno}: `from {graded} import *` is not supported by the grader; "
                               f"import the names you use by name (from {graded} import ...)")
+
+
+def contract_names(contract: Path) -> dict[str, str | None]:
+    """The names a contract (.pyi) binds at its top level: each with the module it imports the
+    name from, or None for what the contract defines itself."""
+    try:
+        tree = ast.parse(contract.read_text(encoding="utf-8"), filename=str(contract))
+    except (OSError, SyntaxError) as exc:
+        raise IntakeError(f"cannot read the chapter's contract {contract}: {exc}") from exc
+    names: dict[str, str | None] = {}
+    for node in tree.body:
+        if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            names[node.name] = None
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names.update((target.id, None) for target in targets if isinstance(target, ast.Name))
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.update(((alias.asname or alias.name), node.module) for alias in node.names)
+    return names
+
+
+def _check_contract_names(tree: ast.Module, shown: str, graded: str, contract: Mapping[str, str | None]) -> None:
+    """``from <graded module> import NAME`` for a NAME the contract does not define: the tests
+    also run on the grader's correct implementations, which define only what the contract
+    names, so such a suite could never be valid. It was reported, after a whole grade, as an
+    error on every correct implementation under a test id that could not be shown (red team,
+    round 26)."""
+    defined = sorted(name for name, source in contract.items() if source is None)
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.ImportFrom) and node.level == 0 and node.module == graded):
+            continue
+        for alias in node.names:
+            if alias.name == "*" or alias.name in defined:  # a star import is refused on its own
+                continue
+            source = contract.get(alias.name)
+            where = (f"import it from {source}" if source else
+                     f"test a helper of your own through {' or '.join(defined)}, or look it up with hasattr "
+                     "inside a test: the grader's correct implementations need not have it")
+            raise IntakeError(f"{shown}:{node.lineno}: imports {alias.name} from {graded}, whose contract defines "
+                              f"only {', '.join(defined)}; {where}")
 
 
 def _is_name_from_allowed(module: str, allowed: tuple[str, ...]) -> bool:

@@ -63,7 +63,7 @@ class Diff(PrintableText):
 def start(*, chapter_id: str, repo: Path, force: bool = False) -> Started:
     """Write the stub luong.py and the empty tests folder into a course repo."""
     chapter = _chapter(chapter_id)
-    contract = chapter.contracts / (chapter.student.module.replace(".", "/") + ".pyi")
+    contract = chapter.contract
     try:
         stub = stub_source(contract.read_text(encoding="utf-8"), contract_name=contract.name)
     except (OSError, SyntaxError) as exc:

@@ -231,6 +231,35 @@ def test_a_star_import_of_the_graded_module_is_refused_with_what_to_write(impl, 
     assert "import the names you use by name" in message
 
 
+@pytest.mark.parametrize(("line", "instead"), [
+    ("from tinyllm.seq2seq.luong import read_real_positions", "test a helper of your own through LuongAttention"),
+    ("from tinyllm.seq2seq.luong import LuongAttention, _masked_softmax as soft", "look it up with hasattr"),
+    # a name the contract imports: where it is imported from
+    ("from tinyllm.seq2seq.luong import Tensor", "import it from tinyllm.autograd.tensor"),
+])
+def test_a_name_the_contract_does_not_define_is_refused_from_the_graded_module(impl, tmp_path, line, instead):
+    """A suite that imported its own helper from luong.py passed the fast pass (collected against a
+    stand-in), then failed on every correct implementation run alone, under a test id that could
+    not be shown (red team, round 26): it could never be valid, and intake can tell at once."""
+    message = refused(impl, make_tests(tmp_path, {"test_h.py": GOOD_TEST + f"\n{line}\n".encode()}))
+    name = line.split(" import ")[1].split(",")[-1].split()[0]
+    assert message.startswith(f"test_h.py:6: imports {name} from tinyllm.seq2seq.luong, whose contract defines "
+                              "only LuongAttention; "), message
+    assert instead in message
+
+
+def test_the_implementation_in_its_own_tests_folder_is_not_read_as_a_test(tmp_path):
+    """A project folder given as --tests holds luong.py beside the tests: it was refused for
+    importing tinyllm.nn, as a test may not (red team, round 26). Another file's imports are
+    still checked."""
+    impl_source = b"from tinyllm.nn import Module\n\nclass LuongAttention(Module):\n    pass\n"
+    folder = make_tests(tmp_path, {"luong.py": impl_source, "test_a.py": GOOD_TEST})
+    submission = read_submission(CHAPTER, folder / "luong.py", folder)
+    assert submission.impl == impl_source and [name for name, _ in submission.tests] == ["test_a.py"]
+    (folder / "helper.py").write_bytes(impl_source)
+    assert refused(folder / "luong.py", folder).startswith("helper.py:1: imports 'tinyllm.nn'")
+
+
 def test_course_repo_layout(tmp_path):
     repo = tmp_path / "repo"
     (repo / "python/tinyllm/seq2seq").mkdir(parents=True)
