@@ -286,7 +286,10 @@ def _check_collected(fast: WarmRunner) -> None:
     if fast.collection_errors:
         errors = "\n".join(fast.collection_errors)
         rule = f"\n{UNSWAPPABLE_HINT}" if UNSWAPPABLE in errors else ""
-        raise TestsNotCollected(f"collecting them failed{SANDBOX_HOLDS}:\n{_clip(errors, MAX_COLLECTION_CHARS)}{rule}")
+        # what the sandbox holds explains a missing package only: beside a conftest's own
+        # RuntimeError it read as the cause (round 26)
+        where = SANDBOX_HOLDS if "ModuleNotFoundError" in errors else ""
+        raise TestsNotCollected(f"collecting them failed{where}:\n{_clip(errors, MAX_COLLECTION_CHARS)}{rule}")
     if not fast.collected:
         raise TestsNotCollected(f"no test was collected from them{SANDBOX_HOLDS} (a file that skips itself at "
                                 "import, as pytest.importorskip of a package the sandbox lacks does, collects none)")

@@ -102,8 +102,9 @@ def _pitfall_table(report: Report) -> Table:
     for pitfall in report.pitfalls:
         falls_in = implementation is not None and pitfall.id in implementation.behaves_like
         impl_cell = (Text(f"falls in: {pitfall.symptom}", style="red") if falls_in
-                     # wrong, but not recognised as this pitfall: it may still be in it beside another bug
-                     else Text("not recognised", style="dim") if failing
+                     # wrong, but the probes showed nothing of this pitfall: it may still be in it beside
+                     # another bug ("not recognised" read as "your file was not recognised": round 26)
+                     else Text("no sign of it", style="dim") if failing
                      else Text("ok"))
         # Text(), never a bare str: rich would read "[h ; c]" (or a hostile message) as markup
         table.add_row(Text(pitfall.id), Text(pitfall.pitfall), impl_cell, _tests_cell(mutants.get(pitfall.id), report))
@@ -165,6 +166,8 @@ def _tests(report: Report) -> Text | Group:
         return Text("Tests: none submitted")
     head = Text("Tests: ")
     head.append(tests.verdict.value.upper(), style=STYLE[tests.verdict.value])
+    if tests.verdict is TestsVerdict.ERROR:  # "score 0.00 (0/0 mutants killed)" read as a grade (round 26)
+        return Text.assemble(head, "   not graded: the error at the top says why")
     head.append(f"   score {tests.score:.2f} ({tests.killed}/{tests.total} mutants killed); {tests.bar}")
     lines: list = [head]
     # the correct implementations they passed on in one line (some twenty-five runs: the variants, the
@@ -182,7 +185,9 @@ def _tests(report: Report) -> Text | Group:
     if yours is not None:
         failed = f" ({yours.failed_test})" if yours.failed_test else ""
         said = f": {headline(yours.message)}" if yours.message else ""
-        lines.append(_hanging(f"  on {yours.implementation}: ", f"{yours.outcome}{failed}{said}"))
+        # a failure here read as what sank the grade (round 26): it is there to explain the others
+        counts = "; this run counts for nothing, it shows what your tests say" if yours.outcome != "passed" else ""
+        lines.append(_hanging(f"  on {yours.implementation}: ", f"{yours.outcome}{failed}{said}{counts}"))
     if tests.invalid_reason:
         lines.append(_hanging("  invalid: ", tests.invalid_reason, style="red"))
     if tests.pitfalls_missed and tests.verdict in (TestsVerdict.PASS, TestsVerdict.FAIL):  # else none was run

@@ -85,7 +85,7 @@ def test_text_report_puts_pitfalls_first():
     assert "caught by test_order" in text
     assert "MISSED" in text
     assert "falls in: reads padding" in text
-    assert "not recognised" in text  # s01: the module fails, and is not recognised as falling in it
+    assert "no sign of it" in text  # s01: the module fails, and the probes showed nothing of this pitfall
     assert "pitfalls missed: s05" in text
     # and what the student can do about it, as the Gradescope format says it
     assert "s05: every test passed on a luong.py with this pitfall (reads padding); the course test that catches it" \
@@ -151,6 +151,27 @@ def test_the_run_on_the_student_s_own_implementation_is_shown_with_its_message()
     assert "  on your luong.py: failed (test_luong.py::test_x): AssertionError: 1.0 != 0.7071" in render_text(report)
     validate(json.loads(render_json(report)))
     assert json.loads(render_json(report))["tests"]["on_your_implementation"]["message"] == yours.message
+
+
+def test_a_failure_on_the_student_s_own_implementation_says_it_counts_for_nothing():
+    """Read as what sank the grade (red team, round 26): it is shown to explain the other rows."""
+    report = sample()
+    for outcome, said in (("failed", True), ("passed", False)):
+        yours = ValidityRun("your luong.py", outcome, "test_luong.py::test_x" if said else None)
+        tests = Tests(**{**report.tests.__dict__, "on_your_implementation": yours})
+        text = " ".join(render_text(Report(**{**report.__dict__, "tests": tests})).split())
+        assert ("this run counts for nothing" in text) is said, text
+
+
+def test_tests_that_could_not_be_graded_show_no_score():
+    """"Tests: ERROR score 0.00 (0/0 mutants killed)" read as a grade of nothing (red team, round 26)."""
+    from grader.scoring import tests_not_graded
+
+    report = Report(**{**sample().__dict__, "verdict": Verdict.ERROR, "tests": tests_not_graded(0.8, ("s01",)),
+                       "error": "the tests could not be graded: collecting them failed"})
+    text = render_text(report)
+    assert "Tests: ERROR   not graded: the error at the top says why" in text
+    assert "score" not in text.split("Tests: ")[1] and "0/0" not in text
 
 
 def test_a_name_is_clipped_wherever_it_is_shown():
