@@ -12,7 +12,7 @@ import importlib.util
 import random
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
@@ -51,7 +51,7 @@ from grader.runner.results import (
     SuiteRun,
     TestOutcome,
 )
-from grader.sandbox import SandboxUnavailable, get_backend
+from grader.sandbox import SandboxUnavailable, Termination, get_backend
 from grader.sandbox.scratch import held_folder, sweep_orphans
 from grader.settings import Settings, SettingsError
 
@@ -222,7 +222,7 @@ def _grade(chapter: Chapter, catalogue: Catalogue, submission: Submission, seed:
                 tests = _grade_suite(runners, chapter, catalogue, submission, settings, background, timing)
             except (RunnerError, TestsNotCollected) as exc:  # the implementation's grade, made before, stands
                 tests = scoring.tests_not_graded(chapter.threshold, chapter.required_pitfalls)
-                error = f"the tests could not be graded: {exc}"
+                error = f"the tests could not be graded: {why_not_graded(exc, settings, timing, catalogue)}"
         implementation = judged.result()
     timing["total"] = _since(started)
     return Report(
@@ -259,6 +259,28 @@ def _grade_suite(runners: Runners, chapter: Chapter, catalogue: Catalogue, submi
     alone = _timed(timing, "after_the_pass", _after_the_pass, runners.clean, sent, suite, alone, compiled, settings,
                    _margin(suite, sent, chapter))
     return replace(_grade_tests(suite, alone, chapter, sent, frozenset(fast.collected)), on_your_implementation=yours)
+
+
+def why_not_graded(exc: Exception, settings: Settings, timing: Mapping[str, float], catalogue: Catalogue) -> str:
+    """What stopped the student's tests, in the student's words where a limit of the sandbox did:
+    a slow suite that ran out of a grade's time was told "the zygote closed its output; the
+    sandbox wall_timeout" (red team, round 26)."""
+    termination = exc.termination if isinstance(exc, RunnerError) else None
+    if termination is Termination.WALL_TIMEOUT:
+        took = timing.get("yours")
+        measured = f" (on your own luong.py they took {took:.1f} s)" if took is not None else ""
+        return (f"they did not finish within the {settings.wall_seconds:.0f} s a grade may take. They run once for "
+                f"each of {len(catalogue.mutants)} mutants and again on correct implementations, so they must take "
+                f"a few seconds at most on a correct luong.py{measured}: make the slow tests smaller (fewer sizes, repetitions or sleeps, "
+                "smaller inputs)")
+    if termination is Termination.MEMORY_LIMIT:
+        return (f"the sandbox ran out of memory ({settings.memory_bytes / 2**30:.1f} GiB for every run of the "
+                "grade): a test that builds very large arrays, or keeps what it makes from run to run (a list at "
+                "module level, a session-scoped fixture), can do that")
+    if termination is Termination.CPU_LIMIT:
+        return (f"a process of the sandbox used up its {settings.cpu_seconds} s of CPU time (collecting your tests "
+                "runs their conftest and module-level code once for the whole grade)")
+    return str(exc)
 
 
 def _run_on_your_implementation(runner: WarmRunner, impl: bytes, settings: Settings) -> ValidityRun:

@@ -154,4 +154,4 @@ class Channel:
             return RunnerError(f"{what}; the sandbox is still running")
         tail = info.stderr[-2000:].strip() if self._shows_sandbox else ""
         return RunnerError(f"{what}; the sandbox {info.termination.value} (returncode {info.returncode})"
-                           + (f":\n{tail}" if tail else ""))
+                           + (f":\n{tail}" if tail else ""), info.termination)

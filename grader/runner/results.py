@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from grader.runner.inside.outcomes import Outcome
+from grader.sandbox import Termination
 
 __all__ = [
     "REFERENCE",
@@ -23,7 +24,13 @@ REFERENCE_AGAIN = "reference#2"  # the reference once more after every other run
 
 
 class RunnerError(Exception):
-    """The zygote or its sandbox failed (died, hung, spoke garbage): no result can be trusted."""
+    """The zygote or its sandbox failed (died, hung, spoke garbage): no result can be trusted.
+    ``termination`` is how the sandbox ended, when it has: a limit it ran into is the student's
+    to hear of in plain words (grading.why_not_graded)."""
+
+    def __init__(self, message: str, termination: Termination | None = None) -> None:
+        super().__init__(message)
+        self.termination = termination
 
 
 @dataclass(frozen=True)

@@ -55,3 +55,25 @@ def test_a_suite_that_collects_nothing_is_an_error_that_says_why(case, tmp_path)
     assert report["implementation"]["verdict"] == "pass"  # graded all the same
     assert report["tests"]["verdict"] == "error" and report["error"].startswith("the tests could not be graded: ")
     assert all(text in report["error"] for text in said), report["error"]
+
+
+def test_a_suite_slower_than_a_grade_allows_is_told_so_in_plain_words(tmp_path):
+    """Each test sleeps: the runs on the mutants, which it never fails, take the whole suite each,
+    and the sandbox's wall clock ran out. The report said "the zygote closed its output; the
+    sandbox wall_timeout" (red team, round 26): it says what ran out, and what to make smaller."""
+    tests = tmp_path / "tests"
+    tests.mkdir()
+    sleeps = "".join(f"\n\ndef test_slow_{n}():\n    time.sleep(0.3)\n    assert LuongAttention\n" for n in range(3))
+    (tests / "test_slow.py").write_text("import time\n" + USES_THE_MODULE + sleeps, encoding="utf-8")
+    out = tmp_path / "report.json"
+    result = grader("grade", "--impl", str(CORRECT_IMPL), "--tests", str(tests), "--format", "json", "--out", str(out),
+                    env={"GRADER_WALL_SECONDS": "25"})
+    assert result.returncode == 2, result.stdout + result.stderr
+    report = json.loads(out.read_text())
+    validate(report)
+    assert report["implementation"]["verdict"] == "pass" and report["tests"]["verdict"] == "error"
+    error = report["error"]
+    assert error.startswith("the tests could not be graded: they did not finish within the 25 s a grade may take")
+    assert "on your own luong.py they took" in error and "make the slow tests smaller" in error
+    assert "zygote" not in error and "wall_timeout" not in error, error
+
