@@ -16,7 +16,7 @@ import jsonschema
 
 from grader.runner.inside.outcomes import Outcome
 from grader.runner.inside.protocol import LENGTH_BYTES, ProtocolError, decode_header, encode_frame, header_length
-from grader.runner.inside.records import MAX_SECONDS
+from grader.runner.inside.records import MAX_SECONDS, MAX_SKIPPED_NAMED
 from grader.runner.results import RunnerError
 from grader.sandbox import SandboxedProcess
 
@@ -68,6 +68,8 @@ ANSWER_SCHEMA = {
         "collected": {"type": "array", "items": {"type": "string"}},
         "complete": {"type": "boolean"},
         "tests": {"type": "array", "items": _TEST},
+        "skipped": {"type": "integer", "minimum": 0, "maximum": 1 << 62},
+        "skipped_named": {"type": "array", "items": _TEXT, "maxItems": MAX_SKIPPED_NAMED},
     },
     "additionalProperties": False,
     "if": {"properties": {"kind": {"const": "course"}}},

@@ -329,7 +329,8 @@ class WarmRunner:
     def _suite_run(self, run_id: str, answer: dict) -> SuiteRun:
         return SuiteRun(run_id, Outcome(answer["outcome"]), answer["node"], answer["message"], answer["output"],
                         answer["seconds"], answer["test_seconds"], answer["install_seconds"],
-                        answer["test_cpu_seconds"], answer["cpu_seconds"], answer["page_faults"])
+                        answer["test_cpu_seconds"], answer["cpu_seconds"], answer["page_faults"],
+                        answer.get("skipped", 0), tuple(answer.get("skipped_named", ())))
 
     def mutation_pass(self, *, reference: bytes, variants: Mapping[str, bytes], mutants: Mapping[str, bytes],
                       stop_early: bool = True, compiled: Mapping[bytes, bytes] | None = None) -> SuitePass:

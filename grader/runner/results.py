@@ -58,6 +58,8 @@ class SuiteRun:
     test_cpu_seconds: float = 0.0  # the CPU time of the tests themselves (not stretched by waits for a core)
     cpu_seconds: float = 0.0  # the child's CPU time, user and system, tests and all
     page_faults: int = 0  # the child's page faults: mostly copy-on-write of the zygote's heap
+    skipped: int = 0  # tests that skipped themselves in this run
+    skipped_named: tuple[str, ...] = ()  # the first few of them, untrusted text
 
     @property
     def killed(self) -> bool:

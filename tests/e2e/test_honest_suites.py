@@ -8,6 +8,7 @@ suite passes there; the reason was known to the grader all along.
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
 
@@ -77,3 +78,20 @@ def test_a_suite_slower_than_a_grade_allows_is_told_so_in_plain_words(tmp_path):
     assert "on your own luong.py they took" in error and "make the slow tests smaller" in error
     assert "zygote" not in error and "wall_timeout" not in error, error
 
+
+def test_tests_that_skip_themselves_are_named_on_the_run_on_the_student_s_own_module(tmp_path):
+    """A suite whose unwritten tests skipped heard nothing of them (red team, round 26): a skipped
+    test catches no mutant, and the run on the student's own luong.py says which skipped."""
+    tests = tmp_path / "tests"
+    shutil.copytree(CORRECT_IMPL.parents[2] / "tests" / "l4-3-luong", tests)
+    (tests / "test_later.py").write_text(
+        "import pytest\n\n@pytest.mark.skip(reason='not written yet')\ndef test_later():\n    assert False\n\n"
+        "def test_maybe():\n    pytest.skip('todo')\n", encoding="utf-8")
+    out = tmp_path / "report.json"
+    result = grader("grade", "--impl", str(CORRECT_IMPL), "--tests", str(tests), "--format", "json", "--out", str(out))
+    assert result.returncode == 0, result.stdout + result.stderr
+    report = json.loads(out.read_text())
+    validate(report)
+    yours = report["tests"]["on_your_implementation"]
+    assert yours["outcome"] == "passed" and yours["message"] == (
+        "2 tests skipped (test_later.py::test_later, test_later.py::test_maybe): a skipped test catches no mutant")

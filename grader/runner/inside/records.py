@@ -18,6 +18,7 @@ MAX_NODE_CHARS = 4096  # a test id; pytest's ids of parametrized tests can be lo
 # The most a recorded time may be; the driver's answer schema (grader/runner/channel.py) refuses
 # any time above it too.
 MAX_SECONDS = 1e6
+MAX_SKIPPED_NAMED = 5  # of a suite run's skipped tests, the ids its answer names (it counts them all)
 TEST_OUTCOMES = {Outcome.PASSED, Outcome.FAILED, Outcome.ERROR, Outcome.SKIPPED}
 
 

@@ -31,7 +31,7 @@ from . import isolation, leftovers, loader
 from .child import Job, Setup, run_child
 from .outcomes import ChildExit, Outcome, classify_status, decide
 from .protocol import LENGTH_BYTES, FrameBuffer, ProtocolError, decode_header, encode_frame, header_length
-from .records import MAX_SECONDS, check_event, clip
+from .records import MAX_SECONDS, MAX_SKIPPED_NAMED, check_event, clip
 from .suite import serve_from_session
 
 MAX_REQUEST_BYTES = 32 << 20  # module source plus a call's payload
@@ -356,6 +356,9 @@ def respond(run: Run, child_exit: ChildExit, description: str, seconds: float,
               "install_seconds": installed, "test_seconds": sum(e["seconds"] for e in ends),
               "test_cpu_seconds": sum(e["cpu_seconds"] for e in ends),
               "cpu_seconds": usage.ru_utime + usage.ru_stime, "page_faults": usage.ru_minflt + usage.ru_majflt}
+    if run.kind in ("suite", "alone"):  # a test that skips itself catches nothing: the student hears of it
+        skipped = [e["node"] for e in ends if e["outcome"] == Outcome.SKIPPED.value]
+        header |= {"skipped": len(skipped), "skipped_named": [clip(node) for node in skipped[:MAX_SKIPPED_NAMED]]}
     if run.kind == "course":
         collected: list[str] = next((event["nodes"] for event in events if event["e"] == "collected"), [])
         header |= {"collected": collected, "complete": done,
