@@ -75,11 +75,24 @@ NOT_COLLECTED = "not run: the course tests could not be collected with this luon
 PYTEST_NAMES_HINT = "Hint: make sure your test modules/packages have valid Python names."
 HIDDEN_PART = "id not shown"
 HIDDEN_NODE = "a test whose id was not fixed at collection: not shown"
+NOT_SHOWN = "messages from runs on the grader's implementations are not shown"
+MORE_THAN_ASKED = (
+    "a correct implementation to more than the chapter asks: floats that are equal only to the last bit (compare "
+    "them with a tolerance, as np.testing.assert_allclose does), or a name or behaviour the contract does not define"
+)
 TRUSTED_RUN_HINT = (
-    "messages from runs on the grader's implementations are not shown, but the run on your own luong.py is, on "
-    "the line \"on your luong.py\". If this test passes on a correct luong.py of yours, it may hold a correct "
-    "implementation to more than the chapter asks: floats that are equal only to the last bit (compare them "
-    "with a tolerance, as np.testing.assert_allclose does), or a name or behaviour the contract does not define"
+    f"{NOT_SHOWN}, but the run on your own luong.py is, on the line \"on your luong.py\". If this test passes on "
+    f"a correct luong.py of yours, it may hold {MORE_THAN_ASKED}"
+)
+STRICTER_THAN_ASKED_HINT = (
+    f"{NOT_SHOWN}. This test passes on your own luong.py, which passes the chapter's checks, and fails on a "
+    f"correct implementation written differently: it holds {MORE_THAN_ASKED}"
+)
+SHARED_MISTAKE_HINT = (
+    f"{NOT_SHOWN}. This test passes on your own luong.py, which fails the chapter's checks (see Implementation "
+    "above), and fails on a correct implementation: it most likely expects what your luong.py computes, the same "
+    "mistake in both. Take its expected values from the chapter's worked example or the golden values, never "
+    "from your own code's output"
 )
 ORDER_HINT = (
     "the same implementation passed the first run, which ran the tests in the files' order; later runs put "
@@ -219,7 +232,7 @@ def _grade(chapter: Chapter, catalogue: Catalogue, submission: Submission, seed:
         tests, error = None, None
         if runners.fast is not None:
             try:
-                tests = _grade_suite(runners, chapter, catalogue, submission, settings, background, timing)
+                tests = _grade_suite(runners, chapter, catalogue, submission, settings, background, timing, judged)
             except (RunnerError, TestsNotCollected) as exc:  # the implementation's grade, made before, stands
                 tests = scoring.tests_not_graded(chapter.threshold, chapter.required_pitfalls)
                 error = f"the tests could not be graded: {why_not_graded(exc, settings, timing, catalogue)}"
@@ -240,9 +253,11 @@ def _grade(chapter: Chapter, catalogue: Catalogue, submission: Submission, seed:
 
 
 def _grade_suite(runners: Runners, chapter: Chapter, catalogue: Catalogue, submission: Submission,
-                 settings: Settings, background: ThreadPoolExecutor, timing: dict[str, float]) -> Tests:
+                 settings: Settings, background: ThreadPoolExecutor, timing: dict[str, float],
+                 implementation: Future[Implementation]) -> Tests:
     """The student's tests: on their own luong.py, runs alone, the mutation pass, the runs alone
-    after it, the score."""
+    after it, the score (whose words for a test that fails a correct implementation depend on how
+    the student's ``implementation`` fared)."""
     fast = runners.fast
     yours = _timed(timing, "yours", _run_on_your_implementation, runners.clean, submission.impl, settings)
     sent = _timed(timing, "disguise", disguise_catalogue, catalogue)  # what the sandboxes get
@@ -258,7 +273,19 @@ def _grade_suite(runners: Runners, chapter: Chapter, catalogue: Catalogue, submi
     fast.close()  # and nothing of it is alive during the runs alone after it
     alone = _timed(timing, "after_the_pass", _after_the_pass, runners.clean, sent, suite, alone, compiled, settings,
                    _margin(suite, sent, chapter))
-    return replace(_grade_tests(suite, alone, chapter, sent, frozenset(fast.collected)), on_your_implementation=yours)
+    hint = trusted_run_hint(yours, implementation.result().verdict)
+    return replace(_grade_tests(suite, alone, chapter, sent, frozenset(fast.collected), hint),
+                   on_your_implementation=yours)
+
+
+def trusted_run_hint(yours: ValidityRun, implementation: Verdict) -> str:
+    """What a report says of a test that failed a correct implementation, for want of its message.
+    Where the test passed on the student's own luong.py, that line has nothing to show: a student
+    whose tests computed the same wrong formula as their luong.py was pointed to it and told of
+    tolerances (red team, round 27)."""
+    if yours.outcome != Outcome.PASSED.value:
+        return TRUSTED_RUN_HINT
+    return STRICTER_THAN_ASKED_HINT if implementation is Verdict.PASS else SHARED_MISTAKE_HINT
 
 
 def why_not_graded(exc: Exception, settings: Settings, timing: Mapping[str, float], catalogue: Catalogue) -> str:
@@ -622,11 +649,11 @@ def _variants(catalogue: Catalogue) -> dict[str, bytes]:
 
 
 def _grade_tests(suite: SuitePass, alone: SuitePass, chapter: Chapter, catalogue: Catalogue,
-                 collected: frozenset[str]) -> Tests:
+                 collected: frozenset[str], hint: str) -> Tests:
     return scoring.grade_tests(
         validity=validity_rows(suite, collected, passed_alone=frozenset(
-            run_id for run_id, run in alone.validity_runs().items() if not run.killed))
-        + validity_rows(alone, collected, ALONE),
+            run_id for run_id, run in alone.validity_runs().items() if not run.killed), hint=hint)
+        + validity_rows(alone, collected, ALONE, hint=hint),
         mutants=tuple(_mutant_result(suite, m.id, m.pitfall, collected) for m in catalogue.mutants
                       if m.id in suite.runs),
         threshold=chapter.threshold,
@@ -638,7 +665,7 @@ def _grade_tests(suite: SuitePass, alone: SuitePass, chapter: Chapter, catalogue
 
 
 def validity_rows(suite: SuitePass, collected: frozenset[str], how: str = "",
-                  passed_alone: frozenset[str] = frozenset()) -> tuple[ValidityRun, ...]:
+                  passed_alone: frozenset[str] = frozenset(), hint: str = TRUSTED_RUN_HINT) -> tuple[ValidityRun, ...]:
     """The report's rows for the runs on correct implementations. When the reference passed the
     first run (the files' order) and failed when run again last (the tests that killed most
     first), the row says so: only the order, chance or an earlier run can make the difference.
@@ -657,8 +684,7 @@ def validity_rows(suite: SuitePass, collected: frozenset[str], how: str = "",
             return CHANCE_HINT
         if run is last and same_module_other_order:
             return ORDER_HINT
-        return FAST_ONLY_HINT if (REFERENCE if run_id == REFERENCE_AGAIN else run_id) in passed_alone \
-            else TRUSTED_RUN_HINT
+        return FAST_ONLY_HINT if (REFERENCE if run_id == REFERENCE_AGAIN else run_id) in passed_alone else hint
 
     return tuple(
         ValidityRun(

@@ -168,7 +168,10 @@ def _tests(report: Report) -> Text | Group:
     head.append(tests.verdict.value.upper(), style=STYLE[tests.verdict.value])
     if tests.verdict is TestsVerdict.ERROR:  # "score 0.00 (0/0 mutants killed)" read as a grade (round 26)
         return Text.assemble(head, "   not graded: the error at the top says why")
-    head.append(f"   score {tests.score:.2f} ({tests.killed}/{tests.total} mutants killed); {tests.bar}")
+    if tests.verdict is TestsVerdict.INVALID:  # their kills prove nothing, so no score (round 27)
+        head.append("   not scored: a test fails on a correct implementation (below)")
+    else:
+        head.append(f"   score {tests.score:.2f} ({tests.killed}/{tests.total} mutants killed); {tests.bar}")
     lines: list = [head]
     # the correct implementations they passed on in one line (some twenty-five runs: the variants, the
     # decoys among them, and the runs alone), counted when that is all of them (a list of names a

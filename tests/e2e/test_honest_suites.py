@@ -95,3 +95,26 @@ def test_tests_that_skip_themselves_are_named_on_the_run_on_the_student_s_own_mo
     yours = report["tests"]["on_your_implementation"]
     assert yours["outcome"] == "passed" and yours["message"] == (
         "2 tests skipped (test_later.py::test_later, test_later.py::test_maybe): a skipped test catches no mutant")
+
+
+def test_tests_that_share_the_implementation_s_mistake_are_told_so(tmp_path):
+    """A suite that checks the same wrong formula as the student's luong.py passes there and fails
+    every correct implementation; it was told of tolerances and pointed to the run on its own
+    luong.py, which had passed and showed nothing (red team, round 27)."""
+    invalid = REPO_ROOT / "examples/L4.3/invalid-tests/python/tests/l4-3-luong/test_section3.py"
+    source = invalid.read_text(encoding="utf-8")
+    tests = tmp_path / "tests"
+    tests.mkdir()  # only the test that pins the dot score divided by sqrt(d), as pitfall s07 computes it
+    (tests / "test_scaled.py").write_text(source.partition("\n\ndef test_weights_context")[0] + "\n", encoding="utf-8")
+    impl = REPO_ROOT / "examples/L4.3/pitfall-s07/python/tinyllm/seq2seq/luong.py"
+    out = tmp_path / "report.json"
+    result = grader("grade", "--impl", str(impl), "--tests", str(tests), "--format", "json", "--out", str(out))
+    assert result.returncode == 1, result.stdout + result.stderr
+    report = json.loads(out.read_text())
+    validate(report)
+    assert report["implementation"]["verdict"] == "fail" and "s07" in report["implementation"]["behaves_like"]
+    assert report["tests"]["verdict"] == "invalid"
+    assert report["tests"]["on_your_implementation"]["outcome"] == "passed"
+    reference = next(run for run in report["tests"]["validity"] if run["implementation"] == "reference")
+    assert reference["outcome"] == "failed" and "the same mistake in both" in reference["message"], reference
+    assert "tolerance" not in reference["message"]

@@ -174,6 +174,16 @@ def test_tests_that_could_not_be_graded_show_no_score():
     assert "score" not in text.split("Tests: ")[1] and "0/0" not in text
 
 
+def test_invalid_tests_show_no_score():
+    """"Tests: INVALID score 0.00 (0/0 mutants killed)" read as a grade (red team, round 27): kills
+    of tests that fail a correct implementation prove nothing."""
+    report = sample()
+    tests = Tests(**{**report.tests.__dict__, "verdict": TestsVerdict.INVALID, "invalid_reason": "test x failed"})
+    text = render_text(Report(**{**report.__dict__, "tests": tests}))
+    assert "Tests: INVALID   not scored: a test fails on a correct implementation (below)" in text
+    assert "mutants killed" not in text.split("Tests: ")[1].splitlines()[0]
+
+
 def test_a_name_is_clipped_wherever_it_is_shown():
     """A conftest can name its tests with 30 KB each and kill every mutant with one: the JSON
     report came to 22 MB (red team, round 24)."""

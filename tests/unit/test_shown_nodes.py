@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
-from grader.grading import (AGAIN, ALONE, CHANCE_HINT, FAST_ONLY_HINT, HIDDEN_NODE, HIDDEN_PART, ORDER_HINT, TRUSTED_RUN_HINT, UNDEFINED_HINT,
-                            UNSWAPPABLE_HINT, shown_node, trusted_run_message, validity_rows)
+from grader.grading import (AGAIN, ALONE, CHANCE_HINT, FAST_ONLY_HINT, HIDDEN_NODE, HIDDEN_PART, ORDER_HINT,
+                            SHARED_MISTAKE_HINT, STRICTER_THAN_ASKED_HINT, TRUSTED_RUN_HINT, UNDEFINED_HINT,
+                            UNSWAPPABLE_HINT, YOURS, shown_node, trusted_run_hint, trusted_run_message, validity_rows)
+from grader.report.model import ValidityRun, Verdict
 from grader.runner.inside.loader import UNDEFINED, UNSWAPPABLE
 from grader.runner.results import REFERENCE, REFERENCE_AGAIN, Outcome, SuitePass, SuiteRun
 
@@ -83,3 +85,20 @@ def test_an_implementation_that_failed_once_and_passed_once_alone_is_explained_b
 def test_a_name_the_implementation_lacks_is_explained():
     message = f"test_a.py:3: AttributeError: tinyllm.seq2seq.luong.helper {UNDEFINED}"
     assert trusted_run_message(_run(Outcome.FAILED, message)) == UNDEFINED_HINT
+
+
+def test_the_words_for_a_failed_correct_implementation_follow_the_run_on_the_student_s_own():
+    """A test that fails a correct implementation is explained by the run on the student's own
+    luong.py where that run failed too; where it passed, that line has nothing to show. Tests that
+    passed on a luong.py failing the chapter's checks most likely share its mistake: they were told
+    of tolerances and pointed to the passing line (red team, round 27)."""
+    failed = ValidityRun(implementation=YOURS, outcome="failed", failed_test="test_a.py::test_plain", message="x")
+    passed = ValidityRun(implementation=YOURS, outcome="passed", failed_test=None, message="")
+    assert trusted_run_hint(failed, Verdict.FAIL) == trusted_run_hint(failed, Verdict.PASS) == TRUSTED_RUN_HINT
+    assert trusted_run_hint(passed, Verdict.FAIL) == SHARED_MISTAKE_HINT
+    assert trusted_run_hint(passed, Verdict.PASS) == STRICTER_THAN_ASKED_HINT
+    assert "on your luong.py" not in SHARED_MISTAKE_HINT + STRICTER_THAN_ASKED_HINT
+    runs = {REFERENCE: _run(Outcome.FAILED, "AssertionError")}
+    rows = validity_rows(SuitePass(timeout=1.0, runs=runs, variants=(), mutants=()), frozenset(),
+                         hint=SHARED_MISTAKE_HINT)
+    assert [row.message for row in rows] == [SHARED_MISTAKE_HINT]
