@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import importlib.util
 import random
+import re
 import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -59,6 +60,8 @@ from grader.settings import Settings, SettingsError
 GRADING_ERRORS = (ManifestError, IntakeError, CatalogueError, SandboxUnavailable, RunnerError, SettingsError)
 MAX_MESSAGE_CHARS = 500
 MAX_COLLECTION_CHARS = 2000  # of the collection errors a report quotes
+ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+(?=>)")  # in an object's repr: "<function all at 0x7f...>"
+NUMPY_BOOL = re.compile(r"\bnp\.(True|False)_\b")
 SANDBOX_HOLDS = " in the sandbox, which has Python, numpy, pytest and the tinyllm substrate only"
 ALONE = " (run alone)"  # how the validity runs of the clean runner are labelled
 YOURS = "your luong.py"  # the run of the student's tests on their own implementation
@@ -318,7 +321,7 @@ def _run_on_your_implementation(runner: WarmRunner, impl: bytes, settings: Setti
     knows the two modules differ in what it checks. It counts for nothing in the grade."""
     run = runner.suite_runs([(YOURS, impl)], timeout=settings.alone_timeout)[YOURS]
     return ValidityRun(implementation=YOURS, outcome=run.outcome.value, failed_test=run.node if run.killed else None,
-                       message=_clip(run.message if run.killed else _skips(run)))
+                       message=_as_shown(run.message if run.killed else _skips(run)))
 
 
 def _skips(run: SuiteRun) -> str:
@@ -348,7 +351,7 @@ def _check_collected(fast: WarmRunner) -> None:
         # what the sandbox holds explains a missing package only: beside a conftest's own
         # RuntimeError it read as the cause (round 26)
         where = SANDBOX_HOLDS if "ModuleNotFoundError" in errors else ""
-        raise TestsNotCollected(f"collecting them failed{where}:\n{_clip(errors, MAX_COLLECTION_CHARS)}{rule}")
+        raise TestsNotCollected(f"collecting them failed{where}:\n{_as_shown(errors, MAX_COLLECTION_CHARS)}{rule}")
     if not fast.collected:
         raise TestsNotCollected(f"no test was collected from them{SANDBOX_HOLDS} (a file that skips itself at "
                                 "import, as pytest.importorskip of a package the sandbox lacks does, collects none)")
@@ -417,7 +420,7 @@ def _course_test(test: TestOutcome, expected: list[str]) -> CourseTest:
     <collection>) leads with its exception."""
     name = test.node.rpartition("::")[2]
     message = test.message if name.partition("[")[0] in expected else _exception_first(test.message)
-    return CourseTest(name=name, outcome=test.outcome.value, message=_clip(message))
+    return CourseTest(name=name, outcome=test.outcome.value, message=_as_shown(message))
 
 
 def _exception_first(message: str) -> str:
@@ -483,7 +486,7 @@ def _probe_verdict(chapter: Chapter, catalogue: Catalogue, call: CallResult, set
                   "that long (numpy's array operations over whole batches do not)")
         return probes.ProbeVerdict(agree=False, disagreements=(reason,), behaves_like=())
     if call.outcome is not Outcome.PASSED:
-        reason = f"the probe run {call.outcome.value}: {_clip(call.message)}"
+        reason = f"the probe run {call.outcome.value}: {_as_shown(call.message)}"
         return probes.ProbeVerdict(agree=False, disagreements=(reason,), behaves_like=())
     try:
         student = probes.read_answer(call.output)
@@ -746,8 +749,11 @@ def _error_report(request: GradeRequest, exc: Exception, started: float) -> Repo
     )
 
 
-def _clip(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
-    return clipped(text, limit)
+def _as_shown(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
+    """A message from a run, as a report shows it: clipped, and pytest's explanation of an assert
+    tidied. It named functions by their address ("where np.False_ = <function all at 0x7f...>"),
+    which made a regrade's report differ, and numpy's booleans by their type (red team, round 27)."""
+    return clipped(NUMPY_BOOL.sub(r"\1", ADDRESS.sub("", text)), limit)
 
 
 def _timed(timing: dict[str, float], phase: str, work: Callable[..., T], *args: object) -> T:

@@ -1,5 +1,6 @@
 """What a report may show of runs on the grader's implementations: which test ids
-(grading.shown_node) and which message (grading.trusted_run_message, grading.validity_rows)."""
+(grading.shown_node) and which message (grading.trusted_run_message, grading.validity_rows,
+grading.trusted_run_hint); and how a message of the student's own runs is tidied."""
 
 from __future__ import annotations
 
@@ -102,3 +103,16 @@ def test_the_words_for_a_failed_correct_implementation_follow_the_run_on_the_stu
     rows = validity_rows(SuitePass(timeout=1.0, runs=runs, variants=(), mutants=()), frozenset(),
                          hint=SHARED_MISTAKE_HINT)
     assert [row.message for row in rows] == [SHARED_MISTAKE_HINT]
+
+
+def test_pytest_s_explanation_of_an_assert_is_tidied_so_a_regrade_gives_the_same_report():
+    """pytest named numpy's functions by their address, which changes from run to run (red team, round 27)."""
+    from grader.grading import _course_test
+    from grader.runner.results import TestOutcome
+
+    message = ("test_luong.py:204: AssertionError: dot: padding weights are not exactly 0\nassert np.False_\n"
+               " +  where np.False_ = <function all at 0x7f3a2c1b9e40>(array([0.1]) == 0.0)")
+    row = _course_test(TestOutcome("test_luong.py::test_masked_weights_are_exactly_zero", Outcome.FAILED, message, 0.1),
+                       ["test_masked_weights_are_exactly_zero"])
+    assert row.message == ("test_luong.py:204: AssertionError: dot: padding weights are not exactly 0\nassert False\n"
+                           " +  where False = <function all>(array([0.1]) == 0.0)")
