@@ -361,3 +361,15 @@ def test_the_workflow_results_are_printable_too():
 
     assert CourseRun(Verdict.ERROR, (), error=UNPRINTABLE).error == SHOWN
     assert Diff(Verdict.ERROR, UNPRINTABLE).text == SHOWN
+
+
+def test_a_terminal_shows_the_first_probe_lines_and_says_where_the_rest_are():
+    """Thirty cases of a module wrong at its root came to some 200 lines (red team, round 27)."""
+    report = sample()
+    lines = tuple(f"dot, case {n}: differs in scores (every read)" for n in range(30))
+    implementation = Implementation(**{**report.implementation.__dict__, "probe_disagreements": lines})
+    text = render_text(Report(**{**report.__dict__, "implementation": implementation}))
+    assert "case 5:" in text and "case 6:" not in text
+    assert "and 24 more like them: the report in JSON (--format json) or HTML has every one" in " ".join(text.split())
+    assert len(json.loads(render_json(Report(**{**report.__dict__, "implementation": implementation})))
+               ["implementation"]["probe_disagreements"]) == 30
