@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 
 from rich.console import Console, Group
 from rich.table import Table
@@ -15,6 +16,7 @@ from grader.runner.inside.probe import AGAIN, CACHED, FROZEN, MODEL, NEXT, RESIZ
 # Of the probes' disagreements, the ones a terminal shows: a module wrong at its root differs in
 # every case, and thirty such lines came to some 200 (red team, round 27); the first ones say it.
 MAX_PROBE_LINES = 6
+RAISED = re.compile(r"[^\s:]+\.py:\d+: ([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt))\b")
 STYLE = {"pass": "bold green", "fail": "bold red", "invalid": "bold red", "error": "bold yellow"}
 PROBE_LEGEND = (
     "each case reads the module several times; a name in parentheses says in which reads an output differs, "
@@ -102,9 +104,15 @@ def _pitfall_table(report: Report) -> Table:
     implementation = report.implementation
     mutants = {m.id: m for m in report.tests.mutants} if report.tests else {}
     failing = implementation is not None and implementation.verdict is not Verdict.PASS
+    raised = {test.name: name for test in implementation.tests if (name := _raised(test.message))} \
+        if failing else {}
     for pitfall in report.pitfalls:
         falls_in = implementation is not None and pitfall.id in implementation.behaves_like
         impl_cell = (Text(f"falls in: {pitfall.symptom}", style="red") if falls_in
+                     # the test that would show it stopped at an exception of the module's: an unwritten
+                     # method read as "no sign of it" (round 27)
+                     else Text(f"not checked: {pitfall.caught_by} raised {raised[pitfall.caught_by]}", style="dim")
+                     if pitfall.caught_by in raised
                      # wrong, but the probes showed nothing of this pitfall: it may still be in it beside
                      # another bug ("not recognised" read as "your file was not recognised": round 26)
                      else Text("no sign of it", style="dim") if failing
@@ -112,6 +120,13 @@ def _pitfall_table(report: Report) -> Table:
         # Text(), never a bare str: rich would read "[h ; c]" (or a hostile message) as markup
         table.add_row(Text(pitfall.id), Text(pitfall.pitfall), impl_cell, _tests_cell(mutants.get(pitfall.id), report))
     return table
+
+
+def _raised(message: str) -> str | None:
+    """The exception a failed test stopped at, when it is not an assertion's: pytest's message
+    reads "luong.py:100: NotImplementedError: attentional: TODO"."""
+    match = RAISED.match(message)
+    return match[1] if match and match[1] != "AssertionError" else None
 
 
 def _tests_cell(mutant, report: Report) -> Text:

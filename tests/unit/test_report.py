@@ -373,3 +373,14 @@ def test_a_terminal_shows_the_first_probe_lines_and_says_where_the_rest_are():
     assert "and 24 more like them: the report in JSON (--format json) or HTML has every one" in " ".join(text.split())
     assert len(json.loads(render_json(Report(**{**report.__dict__, "implementation": implementation})))
                ["implementation"]["probe_disagreements"]) == 30
+
+
+def test_a_pitfall_whose_course_test_stopped_at_the_module_s_exception_is_not_checked():
+    """An unwritten method (raise NotImplementedError) read as "no sign of it" (red team, round 27)."""
+    report = sample()
+    tests = (CourseTest("test_order", "failed", "luong.py:100: NotImplementedError: attentional: TODO"),
+             CourseTest("test_mask", "failed", "test_luong.py:206: AssertionError: not exactly 0"))
+    implementation = Implementation(**{**report.implementation.__dict__, "tests": tests, "behaves_like": ()})
+    text = " ".join(render_text(Report(**{**report.__dict__, "implementation": implementation})).split())
+    assert "not checked: test_order raised NotImplementedError" in text
+    assert "│ s05 │ -1e9 │ no sign of it" in text
