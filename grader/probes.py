@@ -586,7 +586,7 @@ def judge(student: dict[str, np.ndarray], reference: dict[str, np.ndarray],
         pitfall for pitfall, ways in sorted(pitfalls(_replayed(tuple(disagreements), reference)).items())
         if any(_reproduces(student, reference, outputs, widened) for outputs in ways)
     )
-    return ProbeVerdict(agree=not disagreements, disagreements=tuple(disagreements.values()),
+    return ProbeVerdict(agree=not disagreements, disagreements=_lines(disagreements, reference),
                         behaves_like=behaves_like)
 
 
@@ -612,9 +612,35 @@ def only_cases(payload: bytes, cases: Sequence[str]) -> bytes:
 
 
 def _disagreements(student: dict[str, np.ndarray], reference: dict[str, np.ndarray], slack: Slack) -> dict[str, str]:
-    """The line of each case the student's answers differ in, by case."""
-    return {case: line for case in _cases(reference)
-            if (line := _describe_case(case, student, reference, slack)) is not None}
+    """What differs in each case the student's answers differ in, by case."""
+    return {case: text for case in _cases(reference)
+            if (text := _describe_case(case, student, reference, slack)) is not None}
+
+
+def _lines(disagreements: Mapping[str, str], reference: dict[str, np.ndarray]) -> tuple[str, ...]:
+    """A report's line for each thing that differs: the cases it differs in, then what. Cases
+    that differ alike share a line: a module whose forward took other argument names was told
+    the same TypeError thirty times over, once per score and band (red team, round 26)."""
+    cases_of: dict[tuple[bool, str], list[str]] = {}
+    for case, text in disagreements.items():  # the contract's case never shares a numbers case's line
+        cases_of.setdefault((_is_contract(case, reference), text), []).append(case)
+    return tuple(f"{_cases_label(cases, reference)}: {text}" for (_, text), cases in cases_of.items())
+
+
+def _cases_label(cases: Sequence[str], reference: dict[str, np.ndarray]) -> str:
+    """How a line names its cases: the one case's label, or every case, or the scores by band."""
+    if len(cases) == 1:
+        return CONTRACT if _is_contract(cases[0], reference) else _numbers_label(cases[0], reference)
+    every = f"every score ({', '.join(SCORES)}) in every band of widths, lengths"
+    if len(cases) == len(NUMBERS) * len(SCORES):
+        return f"{every} and dtypes ({len(cases)} cases)"
+    dtypes = {_band(case).dtype for case in cases}
+    if len(dtypes) == 1 and len(cases) == len(SCORES) * sum(band.dtype in dtypes for band in NUMBERS):
+        return f"{every} in {dtypes.pop()} ({len(cases)} cases)"
+    by_band: dict[Band, list[str]] = {}
+    for case in cases:
+        by_band.setdefault(_band(case), []).append(str(reference[f"{case}.score"]))
+    return f"{len(cases)} cases (" + "; ".join(", ".join(scores) + band.label for band, scores in by_band.items()) + ")"
 
 
 def _cases(outputs: dict[str, np.ndarray]) -> list[str]:
@@ -693,19 +719,17 @@ def _reproduces(student, reference, mutant, slack: Slack) -> bool:
 
 def _describe_case(case: str, student: dict[str, np.ndarray], reference: dict[str, np.ndarray],
                    slack: Slack) -> str | None:
-    """One line for a case whose answers differ, naming what differs.
+    """What differs in a case whose answers differ: a line's text after its cases (_lines).
 
     The checks are meant to describe whatever a well-formed answer holds. Should some array still
     make one raise, that is this case's disagreement: an answer must never crash the grader (the
-    grade would end in a traceback and no report). Only the description is guarded; the label
-    comes from the reference alone."""
-    contract = _is_contract(case, reference)
-    label = CONTRACT if contract else _numbers_label(case, reference)
+    grade would end in a traceback and no report). Only the description is guarded; the cases'
+    label comes from the reference alone."""
     try:
-        problems = _problems(case, contract, student, reference, slack)
+        problems = _problems(case, _is_contract(case, reference), student, reference, slack)
     except Exception as exc:  # noqa: BLE001 - the last line of defence, see above
         problems = [f"the answer could not be compared: {type(exc).__name__}: {_clip(str(exc))}"]
-    return f"{label}: " + "; ".join(problems) if problems else None
+    return "; ".join(problems) if problems else None
 
 
 def _is_contract(case: str, reference: dict[str, np.ndarray]) -> bool:
@@ -729,9 +753,13 @@ def _problems(case: str, contract: bool, student: dict[str, np.ndarray],
 
 
 def _numbers_label(case: str, reference: dict[str, np.ndarray]) -> str:
-    """The score, and which of NUMBERS it is run at, by the case's place (they come in its order)."""
-    band = NUMBERS[int(case.removeprefix("case")) // len(SCORES)]
-    return str(reference[f"{case}.score"]) + band.label
+    """The score, and which of NUMBERS it is run at."""
+    return str(reference[f"{case}.score"]) + _band(case).label
+
+
+def _band(case: str) -> Band:
+    """Which of NUMBERS a numbers case is run at, by its place (they come in its order)."""
+    return NUMBERS[int(case.removeprefix("case")) // len(SCORES)]
 
 
 def _numbers_problems(case: str, wrong: list[str], student: dict[str, np.ndarray],

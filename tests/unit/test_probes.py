@@ -37,6 +37,30 @@ PITFALL_EXAMPLES = {path.name.removeprefix("pitfall-"): path / "python/tinyllm/s
 SEEDS = range(40)
 LABELS = [f"{score}{band.label}" for band in probes.NUMBERS for score in probes.SCORES]  # numbers cases, in order
 FLOAT32_LABELS = [f"{score}{band.label}" for band in probes.NUMBERS for score in probes.SCORES if band.dtype == "float32"]
+GROUP = re.compile(r"(?P<scores>(?:dot|general|concat)(?:, (?:dot|general|concat))*)(?P<band>.*)")
+
+
+def cases_named(lines) -> list[str]:
+    """The case labels ``lines`` name, one per case and in the cases' order: lines of cases that
+    differ alike name them together ("every score ... (30 cases)", "4 cases (dot, general<band>;
+    ...)"), the contract's case last."""
+    named = []
+    for line in lines:
+        label = line.partition(":")[0]
+        if label.startswith("every score"):
+            named += FLOAT32_LABELS if "in float32 (" in label else LABELS
+        elif grouped := re.fullmatch(r"\d+ cases \((.*)\)", label):
+            for group in grouped[1].split("; "):
+                scores, band = GROUP.fullmatch(group).group("scores", "band")
+                named += [score + band for score in scores.split(", ")]
+        else:
+            named.append(label)
+    order = {label: index for index, label in enumerate([*LABELS, "contract"])}
+    return sorted(named, key=order.__getitem__)
+
+
+EVERY_FLOAT32 = (f"every score (dot, general, concat) in every band of widths, lengths in float32 "
+                 f"({len(FLOAT32_LABELS)} cases)")
 
 
 def no_pitfalls(cases) -> dict:
@@ -314,9 +338,10 @@ def test_an_implementation_that_raises_is_described(payload, pitfall_outputs):
                                       '        raise RuntimeError("not written yet")\n')
     student = probes.outputs_of(load_trusted_module(CHAPTER, "raises", source.encode()), payload)
     verdict = probes.judge(student, probes.outputs_of(REFERENCE, payload), lambda cases: pitfall_outputs)
-    *numbers, contract = verdict.disagreements
-    assert tuple(numbers) == tuple(f"{label}: the implementation raised RuntimeError: not written yet "
-                                   "(in the first read)" for label in LABELS)
+    numbers, contract = verdict.disagreements  # every case raised alike: one line for them all
+    assert numbers == (f"every score (dot, general, concat) in every band of widths, lengths and dtypes "
+                       f"({len(LABELS)} cases): the implementation raised RuntimeError: not written yet "
+                       "(in the first read)")
     # the contract's questions of a module as a training loop uses it read attentional too
     assert contract.startswith("contract: as_a_module: ") and "raises RuntimeError: not written yet" in contract
     assert verdict.behaves_like == ()
@@ -330,6 +355,23 @@ def test_nan_and_wrong_shapes_are_named(payload):
     verdict = probes.judge(student, reference, no_pitfalls)
     assert verdict.disagreements == (f"{LABELS[0]}: NaN or inf in: context (read first)",
                                      f"{LABELS[1]}: wrong dtype or shape, or missing: weights (read first)")
+
+
+def test_cases_that_differ_alike_share_a_line_naming_them_by_band(payload):
+    """A module whose forward took other argument names was told the same TypeError thirty times
+    over (red team, round 26): cases that differ alike share one line, in the order they came."""
+    reference = probes.outputs_of(REFERENCE, payload)
+    student = dict(reference)
+    for case in (0, 1, 4, 5):  # dot and general of the first band; general and concat of the second
+        student[f"case{case}.error"] = np.array("TypeError: no keyword 'query'")
+    student["case2.context"] = np.full_like(reference["case2.context"], np.nan)
+    verdict = probes.judge(student, reference, no_pitfalls)
+    first, second = probes.NUMBERS[0].label, probes.NUMBERS[1].label
+    assert verdict.disagreements == (
+        f"4 cases (dot, general{first}; general, concat{second}): the implementation raised TypeError: "
+        + "no keyword 'query'",
+        f"{LABELS[2]}: NaN or inf in: context (read first)",
+    )
 
 
 def test_answers_are_read_without_pickle():
@@ -402,13 +444,13 @@ def test_the_contract_names_parameters_and_query_from(payload):
                       "\"general 'previous'\" (should be \"general 'current'\") and 1 more"),)
     lines = _described(payload, "float64_by_default", "        self.combine = Linear(2 * d, d, bias=False, rng=rng)\n",
                        "        self.combine = Linear(2 * d, d, bias=False, rng=rng)\n        self.to(np.float64)\n")
-    *built, contract = lines
+    built, contract = lines
     assert contract.startswith("contract: parameters: 'dot: combine.weight (")
     assert "float64' (should be 'dot: combine.weight" in contract and "float32')" in contract
-    # and a module used in float32 as it is built (the frozen: read) mixes the two
-    assert [line.partition(":")[0] for line in built] == FLOAT32_LABELS
-    assert all("the implementation raised TypeError: dtype mismatch: float32 and float64" in line
-               and line.endswith("(in the frozen: read)") for line in built)
+    # and a module used in float32 as it is built (the frozen: read) mixes the two, in every float32 case alike
+    assert built.startswith(f"{EVERY_FLOAT32}: the implementation raised TypeError: dtype mismatch: float32 "
+                            "and float64")
+    assert built.endswith("(in the frozen: read)")
 
 
 def test_float32_is_checked_as_well_as_float64(payload):
@@ -416,7 +458,7 @@ def test_float32_is_checked_as_well_as_float64(payload):
     lines = _described(payload, "float64_attentional", old, old.replace("return ", "out = ") + "\n"
                        "        return Tensor(out.data.astype(np.float64)) if out.data.dtype == np.float32 else out")
     # float64 agrees; in float32 the wrong dtype surfaces (tinyllm refuses to mix dtypes downstream)
-    assert [line.partition(":")[0] for line in lines] == FLOAT32_LABELS
+    assert [line.partition(":")[0] for line in lines] == [EVERY_FLOAT32] and cases_named(lines) == FLOAT32_LABELS
 
 
 def test_an_output_wrong_in_every_read_is_named_once():
@@ -450,7 +492,7 @@ def test_padding_must_be_exactly_zero_not_just_close(payload):
 ], ids=["first-token-decides-empty", "mask-as-lengths"])
 def test_a_module_that_assumes_prefix_masks_is_named(payload, old, new):
     lines = _described(payload, "prefix_masks_only", old, new)
-    assert [line.partition(":")[0] for line in lines] == LABELS
+    assert cases_named(lines) == LABELS
     assert all("differs in context, weights" in line for line in lines)
 
 
@@ -458,7 +500,7 @@ def test_gradients_through_a_cached_projection_are_compared(payload):
     """The decoder calls forward(..., proj=project_keys(keys)) and trains through it (L4.1)."""
     check = '            _check_tensor("proj", proj, keys.shape, f"{keys.shape}, that of project_keys(keys)")\n'
     lines = _described(payload, "detached_proj", check, check + "            proj = proj.detach()\n")
-    assert [line.partition(":")[0] for line in lines] == LABELS
+    assert cases_named(lines) == LABELS
     # and nothing else: forward alone is right, and so is the cached module's read without proj, but
     # for the parameter's gradient, which adds up over the reads; the frozen read trains through a
     # proj of constant keys, so only W_a's gradient comes from it. The inference read trains the
@@ -469,7 +511,8 @@ def test_gradients_through_a_cached_projection_are_compared(payload):
             r"|(?P<inference>every read but first, next_, resized_, with_proj:again_))\)")
     parameter = r" and grad:score_proj\.weight \(every read but first, next_, resized_(?(inference)|, frozen:resized_)\)"
     model = r" and grad:bridge\.weight, grad:bridge\.bias{} \(read in_a_model:\), max abs difference"
-    dot, others = ([line for line in lines if line.startswith("dot") == is_dot] for is_dot in (True, False))
+    dot, others = ([line for line in lines if all(case.startswith("dot") for case in cases_named([line])) == is_dot]
+                   for is_dot in (True, False))
     assert all(re.search(keys + model.format(""), line) for line in dot), dot
     assert all(re.search(keys + parameter + model.format(r", grad:attention\.score_proj\.weight"), line)
                for line in others), others
@@ -505,7 +548,7 @@ def test_a_default_initialisation_that_does_not_follow_rng_is_named(payload, old
     *built, line = _described(payload, "initialisation", old, new)
     assert line.startswith("contract: initialisation: '"), line
     assert all(fact in line for fact in facts), line
-    assert [b.partition(":")[0] for b in built] == built_wrong, built
+    assert cases_named(built) == built_wrong, built
     assert all("(read frozen:)" in b for b in built), built
 
 
@@ -539,7 +582,7 @@ def test_a_module_wrong_only_as_a_model_builds_it_is_caught(payload):
         source = REFERENCE_SOURCE.replace(init, init + flag) + WRONG_UNTIL_LOADED
         lines = probes.judge(probes.outputs_of(load_trusted_module(CHAPTER, name, source.encode()), payload),
                              probes.outputs_of(REFERENCE, payload), no_pitfalls).disagreements
-        assert [line.partition(":")[0] for line in lines] == LABELS, (name, lines)
+        assert cases_named(lines) == LABELS, (name, lines)
         assert all("(read frozen:)" in line for line in lines), (name, lines)
 
 
@@ -714,10 +757,12 @@ def test_student_text_is_clipped_wherever_a_disagreement_quotes_it(payload):
     student = {key: np.full(value.shape, flood) if value.dtype.kind == "U" else value for key, value in reference.items()}
     student |= {f"case{len(LABELS)}.parameters": np.array([flood]), "case1.error": np.array(flood)}
     disagreements = probes.judge(student, reference, no_pitfalls).disagreements
-    assert [line.partition(":")[0] for line in disagreements] == [*LABELS, "contract"]
+    assert cases_named(disagreements) == [*LABELS, "contract"]
     assert not any("A" * (probes.MAX_QUOTED_CHARS + 1) in line for line in disagreements)
     # a few quotes of each output (the contract case has six), never the flood
-    assert all(len(line) < 1000 * (6 if line.startswith("contract") else 2) for line in disagreements)
+    # (after the cases' label: cases that differ alike share a line, named by band)
+    assert all(len(line.partition(": ")[2]) < 1000 * (6 if line.startswith("contract") else 2)
+               for line in disagreements), [len(line) for line in disagreements]
 
 
 def test_query_from_counts_by_its_text(payload):
