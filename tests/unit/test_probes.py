@@ -461,6 +461,18 @@ def test_float32_is_checked_as_well_as_float64(payload):
     assert [line.partition(":")[0] for line in lines] == [EVERY_FLOAT32] and cases_named(lines) == FLOAT32_LABELS
 
 
+def test_a_float64_case_failing_in_float32_inside_a_model_says_so(payload):
+    """The model's read casts the module to the other dtype first: a float64 case that failed there
+    said only "(in the in_a_model: read)", and its error spoke of float32 (red team, round 27)."""
+    old = "        check_mask(mask, *self._check_inputs(query, keys))\n"
+    lines = _described(payload, "no_float32", old, old + "        if query.data.dtype == np.float32:\n"
+                       "            raise TypeError('float32 is not supported')\n")
+    float64 = [line for line in lines if "in float32" not in line.partition(":")[0]]
+    assert float64 and all(line.endswith("raised TypeError: float32 is not supported (in the in_a_model: read, "
+                                         "with the model holding the module cast to float32 and read there)")
+                           for line in float64), float64
+
+
 def test_an_output_wrong_in_every_read_is_named_once():
     given = ["context", "grad_keys", "with_proj:context", "with_proj:grad_keys", "with_proj:proj",
              "frozen:context", "frozen:inference_context", "next_context", "next_grad_keys", "resized_grad_keys"]
