@@ -11,7 +11,7 @@ import ast
 import hashlib
 import io
 import tokenize
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -300,20 +300,64 @@ def _check_contract_names(tree: ast.Module, shown: str, graded: str, contract: M
     also run on the grader's correct implementations, which define only what the contract
     names, so such a suite could never be valid. It was reported, after a whole grade, as an
     error on every correct implementation under a test id that could not be shown (red team,
-    round 26)."""
+    round 26). So is ``luong.NAME`` where it runs at import time (a module-level ``HELPER =
+    luong.helper``); inside a test, a correct implementation's run explains such a name itself."""
     defined = sorted(name for name, source in contract.items() if source is None)
+
+    def refuse(node: ast.AST, name: str, what: str) -> None:
+        source = contract.get(name)
+        where = (f"import it from {source}" if source else
+                 f"test a helper of your own through {' or '.join(defined)}, or look it up with hasattr "
+                 "inside a test: the grader's correct implementations need not have it")
+        raise IntakeError(f"{shown}:{node.lineno}: {what}, whose contract defines only {', '.join(defined)}; {where}")
+
     for node in ast.walk(tree):
         if not (isinstance(node, ast.ImportFrom) and node.level == 0 and node.module == graded):
             continue
         for alias in node.names:
-            if alias.name == "*" or alias.name in defined:  # a star import is refused on its own
-                continue
-            source = contract.get(alias.name)
-            where = (f"import it from {source}" if source else
-                     f"test a helper of your own through {' or '.join(defined)}, or look it up with hasattr "
-                     "inside a test: the grader's correct implementations need not have it")
-            raise IntakeError(f"{shown}:{node.lineno}: imports {alias.name} from {graded}, whose contract defines "
-                              f"only {', '.join(defined)}; {where}")
+            if alias.name != "*" and alias.name not in defined:  # a star import is refused on its own
+                refuse(node, alias.name, f"imports {alias.name} from {graded}")
+    modules = {graded} | _names_bound_to(tree, graded)
+    for node in _run_at_import(tree):
+        if isinstance(node, ast.Attribute) and _dotted(node.value) in modules and node.attr not in defined \
+                and not (node.attr.startswith("__") and node.attr.endswith("__")):  # every module has those
+            refuse(node, node.attr, f"uses {_dotted(node)} at import time")
+
+
+def _names_bound_to(tree: ast.Module, module: str) -> set[str]:
+    """The names a file binds ``module`` to: ``import a.b.luong as L``, ``from a.b import luong``."""
+    package, _, last = module.rpartition(".")
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names |= {alias.asname for alias in node.names if alias.name == module and alias.asname}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module == package:
+            names |= {alias.asname or alias.name for alias in node.names if alias.name == last}
+    return names
+
+
+def _run_at_import(tree: ast.Module) -> Iterator[ast.AST]:
+    """The nodes of a file that run when it is imported: all but the bodies of functions (their
+    decorators and defaults run) and lambdas."""
+    pending: list[ast.AST] = [tree]
+    while pending:
+        node = pending.pop()
+        yield node
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            pending += [*node.decorator_list, *node.args.defaults, *filter(None, node.args.kw_defaults)]
+        elif isinstance(node, ast.Lambda):
+            pending += [*node.args.defaults, *filter(None, node.args.kw_defaults)]
+        else:
+            pending += ast.iter_child_nodes(node)
+
+
+def _dotted(node: ast.AST) -> str | None:
+    """``a.b.c`` for a chain of attributes of a name, else None."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute) and (base := _dotted(node.value)) is not None:
+        return f"{base}.{node.attr}"
+    return None
 
 
 def _is_name_from_allowed(module: str, allowed: tuple[str, ...]) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -246,6 +247,28 @@ def test_a_name_the_contract_does_not_define_is_refused_from_the_graded_module(i
     assert message.startswith(f"test_h.py:6: imports {name} from tinyllm.seq2seq.luong, whose contract defines "
                               "only LuongAttention; "), message
     assert instead in message
+
+
+@pytest.mark.parametrize(("lines", "used"), [
+    ("import tinyllm.seq2seq.luong as luong\nHELPER = luong.read_real_positions", "luong.read_real_positions"),
+    ("from tinyllm.seq2seq import luong\nclass Cases:\n    soft = luong._masked_softmax", "luong._masked_softmax"),
+    ("import tinyllm.seq2seq.luong\nX = [tinyllm.seq2seq.luong.helper]", "tinyllm.seq2seq.luong.helper"),
+    ("from tinyllm.seq2seq import luong as L\ndef test_d(d=L.DEFAULT_D):\n    pass", "L.DEFAULT_D"),
+])
+def test_a_name_the_contract_does_not_define_is_refused_where_the_graded_module_is_read_at_import(
+        impl, tmp_path, lines, used):
+    """``import luong; HELPER = luong.helper`` at module level failed every correct implementation
+    under a hidden test id, as the import of such a name did (red team, round 26)."""
+    message = refused(impl, make_tests(tmp_path, {"test_h.py": GOOD_TEST + f"\n{lines}\n".encode()}))
+    assert re.match(rf"test_h\.py:\d+: uses {re.escape(used)} at import time, whose contract defines only "
+                    "LuongAttention; test a helper of your own", message), message
+
+
+def test_the_graded_module_s_names_inside_a_test_or_its_contract_s_at_import_are_accepted(impl, tmp_path):
+    """Inside a test the name is read as it runs, where a correct implementation's run explains it."""
+    source = GOOD_TEST + (b"\nimport tinyllm.seq2seq.luong as luong\nCLASS, NAME = luong.LuongAttention, luong.__name__\n\n"
+                          b"def test_helper():\n    if hasattr(luong, 'helper'):\n        luong.helper()\n")
+    read_submission(CHAPTER, impl, make_tests(tmp_path, {"test_h.py": source}))
 
 
 def test_the_implementation_in_its_own_tests_folder_is_not_read_as_a_test(tmp_path):
