@@ -32,6 +32,7 @@ PYTEST_CONFIGS = frozenset({"pytest.ini", ".pytest.ini", "pyproject.toml", "tox.
 MAX_DEPTH = 8  # folder levels below the tests folder
 SAME_AS_UTF8 = ("utf-8", "utf-8-sig", "ascii")  # declared encodings that read UTF-8 text as UTF-8 does
 TEST_FILES = ("test_*.py", "*_test.py")  # what pytest collects by default, and so the runner
+NOT_TESTS = frozenset({"conftest.py", "__init__.py"})  # Python files a tests folder holds besides tests
 
 
 class IntakeError(Exception):
@@ -73,7 +74,23 @@ def read_course_repo(chapter: Chapter, repo: Path) -> Submission:
         raise IntakeError(f"{chapter.student.impl}: not found in {repo} (a course repository keeps the "
                           "implementation there: `grader start` writes a stub)")
     tests = repo_path(repo, chapter.student.tests)
-    return read_submission(chapter, impl, tests if holds_tests(tests) else None)
+    if holds_tests(tests):
+        return read_submission(chapter, impl, tests)
+    _check_no_test_misnamed(tests, chapter.student.tests)
+    return read_submission(chapter, impl, None)
+
+
+def _check_no_test_misnamed(folder: Path, shown: str) -> None:
+    """A tests folder with Python files but no test file holds tests pytest would not collect
+    (luong_tests.py): the repository passed with its implementation alone, exit 0, as one whose
+    tests were not yet written does (red team, round 28)."""
+    if not folder.is_dir():
+        return
+    written = sorted(str(path.relative_to(folder)) for path in _walk(folder)
+                     if path.suffix == ".py" and path.name not in NOT_TESTS)
+    if written:
+        raise IntakeError(f"{shown}: holds {', '.join(written[:5])} but no test file: pytest collects tests only "
+                          f"from files named {' or '.join(TEST_FILES)}; rename the files that hold your tests")
 
 
 def holds_tests(folder: Path) -> bool:

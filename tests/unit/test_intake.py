@@ -271,6 +271,25 @@ def test_the_graded_module_s_names_inside_a_test_or_its_contract_s_at_import_are
     read_submission(CHAPTER, impl, make_tests(tmp_path, {"test_h.py": source}))
 
 
+def test_a_course_repo_whose_tests_pytest_would_not_collect_is_refused(impl, tmp_path):
+    """luong_tests.py in the tests folder: the repository passed on its implementation alone,
+    exit 0, a CI gate let it through (red team, round 28). A folder not yet written to, or with a
+    conftest alone, still grades the implementation alone."""
+    repo = tmp_path / "repo"
+    (repo / "python/tinyllm/seq2seq").mkdir(parents=True)
+    (repo / "python/tinyllm/seq2seq/luong.py").write_bytes(impl.read_bytes())
+    tests = repo / "python/tests/l4-3-luong"
+    tests.mkdir(parents=True)
+    (tests / "conftest.py").write_bytes(b"")
+    assert read_course_repo(CHAPTER, repo).tests is None
+    (tests / "luong_tests.py").write_bytes(GOOD_TEST)
+    with pytest.raises(IntakeError) as refusal:
+        read_course_repo(CHAPTER, repo)
+    assert str(refusal.value) == ("python/tests/l4-3-luong: holds luong_tests.py but no test file: pytest collects "
+                                  "tests only from files named test_*.py or *_test.py; rename the files that hold "
+                                  "your tests")
+
+
 def test_the_implementation_in_its_own_tests_folder_is_not_read_as_a_test(tmp_path):
     """A project folder given as --tests holds luong.py beside the tests: it was refused for
     importing tinyllm.nn, as a test may not (red team, round 26). Another file's imports are
