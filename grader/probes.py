@@ -112,6 +112,8 @@ MAX_QUOTED_CHARS = 200  # of any student-derived text a disagreement quotes
 READS = ("", CACHED, FROZEN, NEXT, RESIZED, CACHED + RESIZED, CACHED + NEXT, CACHED + AGAIN, FROZEN + RESIZED, MODEL)
 FIRST_READ = FIRST
 OF_NO_READ = frozenset({*ECHOED, "dtypes"})  # what a case's answer holds besides the reads' outputs
+FLOW = ("proj", "scores", "scores_from_proj", "weights", "context", "attentional")  # a read's, in its order
+MAX_OUTPUTS_NAMED = 8  # of a line's outputs that differ; more, and it names the first of FLOW (_differing)
 # In a disagreement line, what names reads (by_read's parentheses, or the read an exception came
 # from): the lines a legend of the reads explains, unlike a probe run that timed out or crashed.
 NAMES_READS = re.compile(r"\((every read|reads? |in the )")
@@ -785,9 +787,22 @@ def _numbers_problems(case: str, wrong: list[str], student: dict[str, np.ndarray
     if numeric:
         worst = max(float(np.max(np.abs(student[k] - reference[k]))) for _, k in numeric)
         zeros = [n for n, k in numeric if not _zeros_kept(student[k], reference[k], slack.get(k, 0.0))]
-        problems.append(f"differs in {by_read([n for n, _ in numeric], given)}, max abs difference {worst:.3g}"
-                        + (f"; not exactly 0 where it must be: {by_read(zeros, given)}" if zeros else ""))
+        problems.append(f"differs in {_differing([n for n, _ in numeric], given)}, max abs difference {worst:.3g}"
+                        + (f"; not exactly 0 where it must be: {_differing(zeros, given)}" if zeros else ""))
     return problems
+
+
+def _differing(names: Sequence[str], given: Sequence[str]) -> str:
+    """``names`` as by_read says them, or when they are many outputs, the first of FLOW among them
+    and a count of the rest: a module wrong in its scores differs in some forty outputs, and each
+    case's line named every one, the scores last (red team, round 27)."""
+    outputs = list(_reads_by_output(names))
+    first = next((output for output in FLOW if output in outputs), None)
+    if len(outputs) <= MAX_OUTPUTS_NAMED or first is None:
+        return by_read(names, given)
+    rest = [output for output in outputs if output != first]
+    lead = by_read([name for name in names if _read_and_output(name)[1] == first], given)
+    return f"{lead} and in {len(rest)} other outputs ({', '.join(rest[:MAX_OUTPUTS_NAMED // 2])}, ...)"
 
 
 def by_read(names: Sequence[str], given: Sequence[str]) -> str:
