@@ -93,14 +93,17 @@ STRICTER_THAN_ASKED_HINT = (
 )
 SHARED_MISTAKE_HINT = (
     f"{NOT_SHOWN}. This test passes on your own luong.py, which fails the chapter's checks (see Implementation "
-    "above), and fails on a correct implementation: it most likely expects what your luong.py computes, the same "
-    "mistake in both. Take its expected values from the chapter's worked example or the golden values, never "
-    "from your own code's output"
+    "above), and fails on a correct implementation: it most likely shares your luong.py's mistake, in a formula "
+    "or in a convention of the contract (what an argument marks, the order of a concatenation). Take its "
+    "expected values from the chapter's worked example or the golden values, never from your own code's output, "
+    "and its conventions from the contract"
 )
 ORDER_HINT = (
-    "the same implementation passed the first run, which ran the tests in the files' order; later runs put "
-    "the tests that killed most first. A test that fails here depends on another running before it (state "
-    "a test or a module- or session-scoped fixture leaves behind), on randomness, or on what an earlier run did"
+    "the reference passed the first run, which ran the tests in the files' order, and failed when run again last; "
+    "every run after the first puts the tests that killed most first. A test that fails here depends on another "
+    "running before it (state a test or a module- or session-scoped fixture leaves behind, such as a module that "
+    "one test changes with load_state_dict and another reads), on randomness, or on what an earlier run did; "
+    "run your tests in another order (the files or the tests in them reversed) to see it"
 )
 CHANCE_HINT = (
     "the same implementation, run the same way, failed once and passed once: the test's outcome changes from "
@@ -481,17 +484,17 @@ def _probe_verdict(chapter: Chapter, catalogue: Catalogue, call: CallResult, set
                    expected: ProbeWork) -> probes.ProbeVerdict:
     payload = expected.cases.result()[1]
     if call.outcome is Outcome.TIMEOUT:
-        reason = (f"the probe run did not finish within {settings.probe_timeout:g} s (GRADER_PROBE_TIMEOUT): the "
+        reason = (f"{probes.NO_ANSWER[0]}did not finish within {settings.probe_timeout:g} s (GRADER_PROBE_TIMEOUT): the "
                   f"probes read {probes.workload()}; a module that loops in Python over tokens or widths can take "
                   "that long (numpy's array operations over whole batches do not)")
         return probes.ProbeVerdict(agree=False, disagreements=(reason,), behaves_like=())
     if call.outcome is not Outcome.PASSED:
-        reason = f"the probe run {call.outcome.value}: {_as_shown(call.message)}"
+        reason = f"{probes.NO_ANSWER[0]}{call.outcome.value}: {_as_shown(call.message)}"
         return probes.ProbeVerdict(agree=False, disagreements=(reason,), behaves_like=())
     try:
         student = probes.read_answer(call.output)
     except ValueError as exc:
-        return probes.ProbeVerdict(agree=False, disagreements=(f"unreadable probe answer: {exc}",), behaves_like=())
+        return probes.ProbeVerdict(agree=False, disagreements=(f"{probes.NO_ANSWER[1]}: {exc}",), behaves_like=())
     reference_outputs, slack = expected.answers.result()
 
     def pitfalls(cases: Sequence[str]) -> dict[str, list[dict]]:
@@ -671,7 +674,8 @@ def validity_rows(suite: SuitePass, collected: frozenset[str], how: str = "",
                   passed_alone: frozenset[str] = frozenset(), hint: str = TRUSTED_RUN_HINT) -> tuple[ValidityRun, ...]:
     """The report's rows for the runs on correct implementations. When the reference passed the
     first run (the files' order) and failed when run again last (the tests that killed most
-    first), the row says so: only the order, chance or an earlier run can make the difference.
+    first), that row and every other failed one of the pass, whose runs all came after the first,
+    say so: only the order, chance or an earlier run can make the difference.
     When an implementation failed here and passed alone (``passed_alone``: its run ids), the row
     says that: only what the runs share, the one collection, can make it. When one implementation
     run the same way twice (alone, before and after the mutation pass) failed once and passed once,
@@ -685,8 +689,8 @@ def validity_rows(suite: SuitePass, collected: frozenset[str], how: str = "",
         twin = runs.get(run_id.removesuffix(AGAIN) if run_id.endswith(AGAIN) else run_id + AGAIN)
         if twin is not None and twin.killed != run.killed:
             return CHANCE_HINT
-        if run is last and same_module_other_order:
-            return ORDER_HINT
+        if same_module_other_order:  # the order is shown to matter: say so of every run in another one
+            return ORDER_HINT       # (a shared fixture was blamed on import-time state: red team, round 28)
         return FAST_ONLY_HINT if (REFERENCE if run_id == REFERENCE_AGAIN else run_id) in passed_alone else hint
 
     return tuple(

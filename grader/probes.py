@@ -114,6 +114,8 @@ FIRST_READ = FIRST
 OF_NO_READ = frozenset({*ECHOED, "dtypes"})  # what a case's answer holds besides the reads' outputs
 FLOW = ("proj", "scores", "scores_from_proj", "weights", "context", "attentional")  # a read's, in its order
 MAX_OUTPUTS_NAMED = 8  # of a line's outputs that differ; more, and it names the first of FLOW (_differing)
+# How a verdict's one line begins when the probes had no answer to compare (grading._probe_verdict)
+NO_ANSWER = ("the probe run ", "unreadable probe answer")
 # In a disagreement line, what names reads (by_read's parentheses, or the read an exception came
 # from): the lines a legend of the reads explains, unlike a probe run that timed out or crashed.
 NAMES_READS = re.compile(r"\((every read|reads? |in the )")
@@ -605,6 +607,13 @@ def _replayed(differing: Sequence[str], reference: dict[str, np.ndarray]) -> tup
             seen[score] += 1
             chosen.append(case)
     return tuple(chosen)
+
+
+def compared(disagreements: Sequence[str]) -> bool:
+    """Whether disagreements compare answers: not the line saying there was none. Deciding by the
+    names of reads in them called a module whose only disagreement was the contract's "no answer
+    to compare" (red team, round 28)."""
+    return bool(disagreements) and not any(line.startswith(NO_ANSWER) for line in disagreements)
 
 
 def only_cases(payload: bytes, cases: Sequence[str]) -> bytes:

@@ -37,7 +37,9 @@ def invalid_reason(validity: Sequence[ValidityRun]) -> str | None:
     """Why the suite's kills prove nothing, or None: every correct implementation must pass it.
     The first run that did not pass is quoted; the others are counted, so that a student who
     mends that one test knows whether more is wrong (each has a row of its own in the report)."""
-    failed = [run for run in validity if run.outcome != "passed"]
+    # the reference's first: a student knows it, and the grader's variants are only numbered
+    failed = sorted((run for run in validity if run.outcome != "passed"),
+                    key=lambda run: not run.implementation.startswith("reference"))
     if not failed:
         return None
     run, others = failed[0], len(failed) - 1
@@ -46,7 +48,8 @@ def invalid_reason(validity: Sequence[ValidityRun]) -> str | None:
     outcome = {"error": "ended in an error", "timeout": "timed out"}.get(run.outcome, run.outcome)
     more = (f" (and {others} other run{'s' if others > 1 else ''} on correct implementations did not pass: "
             "see their rows)") if others else ""
-    return f"{test} {outcome} on the {run.implementation}, a correct implementation{more}{detail}"
+    article = "the " if run.implementation.startswith("reference") else ""  # "on variant 1", not "on the variant 1"
+    return f"{test} {outcome} on {article}{run.implementation}, a correct implementation{more}{detail}"
 
 
 @dataclass(frozen=True)

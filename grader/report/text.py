@@ -4,46 +4,67 @@ from __future__ import annotations
 
 import io
 import re
+from collections.abc import Sequence
 
 from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
 from grader.probes import FIRST_READ, NAMES_READS, resized_reads
+from grader.probes import compared as probes_compared
 from grader.report.model import Report, TestsVerdict, Verdict, headline
 from grader.runner.inside.probe import AGAIN, CACHED, FROZEN, MODEL, NEXT, RESIZED
+from grader.runner.inside.records import IMPORT_FAILED
 
 # Of the probes' disagreements, the ones a terminal shows: a module wrong at its root differs in
 # every case, and thirty such lines came to some 200 (red team, round 27); the first ones say it.
 MAX_PROBE_LINES = 6
 RAISED = re.compile(r"[^\s:]+\.py:\d+: ([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt))\b")
 STYLE = {"pass": "bold green", "fail": "bold red", "invalid": "bold red", "error": "bold yellow"}
-PROBE_LEGEND = (
-    "each case reads the module several times; a name in parentheses says in which reads an output differs, "
-    f"\"every read\" meaning each read that gives it. The reads: {FIRST_READ}, called as the course tests call it; "
-    f"{CACHED} through forward(..., proj=project_keys(keys)) (proj and scores_from_proj are what it made of them); "
-    f"{FROZEN} a fresh module built from an rng, never loaded (its weights written in place, as an optimiser "
-    "writes them), called with every argument named as the contract names it, trained over inputs that need no "
-    f"gradient (its parameters still do; inference_ with the query constant too); {NEXT} and {CACHED + NEXT} both "
-    f"modules again with other weights and the next batch, given the keys tensor and mask array of their first read, "
-    f"refilled; {RESIZED} and {CACHED + RESIZED} both again, with a batch of another size and source length "
-    f"({resized_reads()}); {CACHED + AGAIN} the cached one a last time, without proj, its first keys refilled "
-    f"into the same tensor again; {FROZEN + RESIZED} the first one with the other batch again, its query constant "
-    f"(inference_ with the keys constant too); {MODEL} a fresh module held by a model of tinyllm's Module, which "
-    "casts and loads it as a whole, first in the other dtype (its parameters named as the model names them and "
-    "taken before any call, grad:attention.NAME), with the next batch's inputs passed through the model's own "
-    "layer and tanh (grad:bridge.NAME), once directly and once through proj, then fed_ a step whose query is made "
-    "from the attentional state (input feeding), then decoding with no padding and nothing needing a gradient: "
-    "bucket_ the batch, sentence_ its first row alone, beam_ its first row's keys for every query. The outputs: "
-    "context, weights, attentional and scores as the module gives them; later_ at a decoder's later step, a new "
-    "query and mask on the same keys and proj; grad_query and grad_keys the inputs' gradients and grad:NAME a "
-    "parameter's, of a sum of the outputs weighed at random; inputs_kept says the inputs came back unchanged. "
-    "What must be exactly 0 is compared exactly (a padded position's weight and gradient, an empty row's "
-    "context, the query's gradient when one token takes all the weight): a number there, however small, comes "
-    "from a path that should not exist. Among the rows: one whose real token scores far below zero (-2^120 in "
-    "float32, -2^1000 in float64: a difference of 1e+36 or 1e+300 is that row's score), which padding filled "
-    "with any finite number would outweigh, and one whose scores reach 200 in float32, 2000 in float64, which "
-    "exp overflows on unless the softmax subtracts the row's maximum."
+# The legend of the probes' lines, a sentence for each thing a shown line names: all of it came
+# to some 35 lines of names, printed under a module that only raised (red team, round 28).
+OUTPUTS_NAMED = re.compile(r"\((every read|reads? )")  # by_read's parentheses after the outputs of a line
+LEGEND_OPENING = ("each case reads the module several times; a name in parentheses says in which reads an output "
+                  "differs, \"every read\" meaning each read that gives it.")
+READ_LEGEND = (  # (the read prefixes a line names, what those reads do)
+    ((FIRST_READ,), f"{FIRST_READ}: called as the course tests call it"),  # named as "(read first)"
+    ((CACHED,), (f"{CACHED} through forward(..., proj=project_keys(keys)) (proj and scores_from_proj are what it "
+                "made of them)")),
+    ((FROZEN,), (f"{FROZEN} a fresh module built from an rng, never loaded (its weights written in place, as an "
+                "optimiser writes them), called with every argument named as the contract names it, trained over "
+                "inputs that need no gradient (its parameters still do; inference_ with the query constant too)")),
+    ((NEXT, CACHED + NEXT), (f"{NEXT} and {CACHED + NEXT}: both modules again with other weights and the next batch, "
+                            "given the keys tensor and mask array of their first read, refilled")),
+    ((RESIZED, CACHED + RESIZED), (f"{RESIZED} and {CACHED + RESIZED}: both again, with a batch of another size and "
+                                  f"source length ({resized_reads()})")),
+    ((CACHED + AGAIN,), (f"{CACHED + AGAIN} the cached one a last time, without proj, its first keys refilled into "
+                        "the same tensor again")),
+    ((FROZEN + RESIZED,), (f"{FROZEN + RESIZED} the first one with the other batch again, its query constant "
+                          "(inference_ with the keys constant too)")),
+    ((MODEL,), (f"{MODEL} a fresh module held by a model of tinyllm's Module, which casts and loads it as a whole, "
+               "first in the other dtype (its parameters named as the model names them and taken before any call, "
+               "grad:attention.NAME), with the next batch's inputs passed through the model's own layer and tanh "
+               "(grad:bridge.NAME), once directly and once through proj, then fed_ a step whose query is made from "
+               "the attentional state (input feeding), then decoding with no padding and nothing needing a "
+               "gradient: bucket_ the batch, sentence_ its first row alone, beam_ its first row's keys for every "
+               "query")),
+)
+OUTPUTS_LEGEND = (
+    "The outputs: context, weights, attentional and scores as the module gives them; later_ at a decoder's later "
+    "step, a new query and mask on the same keys and proj; grad_query and grad_keys the inputs' gradients and "
+    "grad:NAME a parameter's, of a sum of the outputs weighed at random; inputs_kept says the inputs came back "
+    "unchanged."
+)
+EXACT_LEGEND = (
+    "What must be exactly 0 is compared exactly (a padded position's weight and gradient, an empty row's context, "
+    "the query's gradient when one token takes all the weight): a number there, however small, comes from a path "
+    "that should not exist."
+)
+EXTREME_LEGEND = (
+    "Among the rows: one whose real token scores far below zero (-2^120 in float32, -2^1000 in float64: a "
+    "difference of 1e+36 or 1e+300 is that row's score), which padding filled with any finite number would "
+    "outweigh, and one whose scores reach 200 in float32, 2000 in float64, which exp overflows on unless the "
+    "softmax subtracts the row's maximum."
 )
 SURVIVORS_HINT = (
     "a pool mutant is the reference with one small change; its code is not shown, as it would show the "
@@ -104,15 +125,15 @@ def _pitfall_table(report: Report) -> Table:
     implementation = report.implementation
     mutants = {m.id: m for m in report.tests.mutants} if report.tests else {}
     failing = implementation is not None and implementation.verdict is not Verdict.PASS
-    raised = {test.name: name for test in implementation.tests if (name := _raised(test.message))} \
+    stopped = {test.name: why for test in implementation.tests if (why := _stopped(test.message))} \
         if failing else {}
     for pitfall in report.pitfalls:
         falls_in = implementation is not None and pitfall.id in implementation.behaves_like
         impl_cell = (Text(f"falls in: {pitfall.symptom}", style="red") if falls_in
                      # the test that would show it stopped at an exception of the module's: an unwritten
                      # method read as "no sign of it" (round 27)
-                     else Text(f"not checked: {pitfall.caught_by} raised {raised[pitfall.caught_by]}", style="dim")
-                     if pitfall.caught_by in raised
+                     else Text(f"not checked: {pitfall.caught_by} {stopped[pitfall.caught_by]}", style="dim")
+                     if pitfall.caught_by in stopped
                      # wrong, but the probes showed nothing of this pitfall: it may still be in it beside
                      # another bug ("not recognised" read as "your file was not recognised": round 26)
                      else Text("no sign of it", style="dim") if failing
@@ -122,11 +143,28 @@ def _pitfall_table(report: Report) -> Table:
     return table
 
 
-def _raised(message: str) -> str | None:
-    """The exception a failed test stopped at, when it is not an assertion's: pytest's message
-    reads "luong.py:100: NotImplementedError: attentional: TODO"."""
+def _failed_alike(validity) -> dict[tuple[str, str | None], list[str]]:
+    """The correct implementations that did not pass, by outcome and test: fourteen variants
+    failing one test took fourteen lines (red team, round 28)."""
+    alike: dict[tuple[str, str | None], list[str]] = {}
+    for run in validity:
+        if run.outcome != "passed":
+            alike.setdefault((run.outcome, run.failed_test), []).append(run.implementation)
+    return alike
+
+
+def _runs_label(names: list[str]) -> str:
+    return ", ".join(names) if len(names) <= 3 else f"{', '.join(names[:2])} and {len(names) - 2} more runs"
+
+
+def _stopped(message: str) -> str | None:
+    """Why a failed test checked nothing, from its message: the module did not import, or it
+    raised an exception that is no assertion's (pytest's message reads "luong.py:100:
+    NotImplementedError: attentional: TODO")."""
+    if message.startswith(IMPORT_FAILED):
+        return "could not run: the module failed to import"
     match = RAISED.match(message)
-    return match[1] if match and match[1] != "AssertionError" else None
+    return f"raised {match[1]}" if match and match[1] != "AssertionError" else None
 
 
 def _tests_cell(mutant, report: Report) -> Text:
@@ -150,7 +188,7 @@ def _implementation(report: Report) -> Group:
     head = Text("Implementation: ")
     head.append(impl.verdict.value.upper(), style=STYLE[impl.verdict.value])
     table = course_test_table(impl.tests)
-    compared = any(NAMES_READS.search(line) for line in impl.probe_disagreements)  # not a run that timed out
+    compared = probes_compared(impl.probe_disagreements)  # not a run that timed out
     probes = Text("Trusted probes: " + ("agree with the reference" if impl.probes_agree else
                                         "disagree" if compared else "no answer to compare"))
     shown, more = impl.probe_disagreements[:MAX_PROBE_LINES], len(impl.probe_disagreements) - MAX_PROBE_LINES
@@ -158,8 +196,9 @@ def _implementation(report: Report) -> Group:
     if more > 0:
         lines.append(_hanging("  - ", f"and {more} more like them: the report in JSON (--format json) or HTML has "
                               "every one", style="red"))
-    if compared:
-        lines.append(_hanging("  Reading them: ", PROBE_LEGEND, style="yellow"))
+    legend = probe_legend(shown)
+    if legend:
+        lines.append(_hanging("  Reading them: ", legend, style="yellow"))
     if compared and all(test.outcome == "passed" for test in impl.tests):
         lines.append(_hanging("  ", "Every course test passes, but the probes check more than they do (other widths, "
                               "lengths and batches, both dtypes, a decoder's repeated reads, a module built from an "
@@ -167,6 +206,21 @@ def _implementation(report: Report) -> Group:
                               "contract's edge cases): the lines above say where your module differs from the "
                               "reference.", style="yellow"))
     return Group(*lines)
+
+
+def probe_legend(lines: Sequence[str]) -> str:
+    """What the names in the probes' ``lines`` mean, and nothing they do not name: none for lines
+    that name no read (a module that raised at once, a run that timed out)."""
+    if not any(NAMES_READS.search(line) for line in lines):
+        return ""
+    text = " ".join(lines)
+    outputs = bool(OUTPUTS_NAMED.search(text))  # else only the reads an exception came from
+    reads = [words for prefixes, words in READ_LEGEND if any(prefix in text for prefix in prefixes)
+             and (outputs or prefixes != (FIRST_READ,))]  # "in the first read" needs no legend
+    parts = [LEGEND_OPENING if outputs else "", "The reads: " + "; ".join(reads) + "." if reads else "",
+             OUTPUTS_LEGEND if outputs else "", EXACT_LEGEND if "exactly 0" in text else "",
+             EXTREME_LEGEND if "e+3" in text else ""]
+    return " ".join(part for part in parts if part)
 
 
 def course_test_table(tests, *, title: str | None = None) -> Table:
@@ -194,6 +248,8 @@ def _tests(report: Report) -> Text | Group:
         head.append("   not scored: a test fails on a correct implementation (below)")
     else:
         head.append(f"   score {tests.score:.2f} ({tests.killed}/{tests.total} mutants killed); {tests.bar}")
+        if tests.verdict is TestsVerdict.FAIL and tests.score >= tests.threshold and tests.pitfalls_missed:
+            head.append("; the score is enough, the pitfalls missed are not (below)")  # 0.80 read as short (round 28)
     lines: list = [head]
     # the correct implementations they passed on in one line (some twenty-five runs: the variants, the
     # decoys among them, and the runs alone), counted when that is all of them (a list of names a
@@ -204,8 +260,8 @@ def _tests(report: Report) -> Text | Group:
                           "grader's variants, among the mutants and alone"))
     elif passed:
         lines.append(_hanging("  passed on: ", ", ".join(passed)))
-    lines += [_hanging(f"  {run.implementation}: {run.outcome}", f" ({run.failed_test})" if run.failed_test else "")
-              for run in tests.validity if run.outcome != "passed"]
+    lines += [_hanging(f"  {_runs_label(names)}: {outcome}", f" ({failed_test})" if failed_test else "")
+              for (outcome, failed_test), names in _failed_alike(tests.validity).items()]
     yours = tests.on_your_implementation
     if yours is not None:
         failed = f" ({yours.failed_test})" if yours.failed_test else ""

@@ -45,6 +45,8 @@ def test_a_course_test_failure_inside_numpy_is_placed_in_the_module(runner_for, 
 def test_course_tests_on_a_module_that_does_not_import_all_error(runner_for) -> None:
     results = runner_for(None).course_tests(b"raise RuntimeError('broken on purpose')\n", **COURSE)
     assert len(results) == 11 and {test.outcome for test in results} == {Outcome.ERROR}
+    # each says why: no report shows the run's own message, which they pointed to (red team, round 28)
+    assert {test.message for test in results} == {"the module failed to import: RuntimeError: broken on purpose"}
 
 
 @pytest.mark.slow

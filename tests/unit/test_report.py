@@ -13,6 +13,7 @@ import pytest
 from grader.report.formats import RENDERERS
 from grader.report.json_report import render_json, validate
 from grader.report.model import (
+    MAX_NAME_CHARS,
     CourseTest,
     Implementation,
     MutantOutcome,
@@ -21,7 +22,6 @@ from grader.report.model import (
     Report,
     Tests,
     TestsVerdict,
-    MAX_NAME_CHARS,
     ValidityRun,
     Verdict,
     headline,
@@ -213,6 +213,13 @@ def test_runs_that_all_passed_are_counted_and_the_others_named():
     text = render_text(Report(**{**report.__dict__, "tests": Tests(**{**report.tests.__dict__, "validity": failing})}),
                        width=200)
     assert "passed on: reference, variant 1\n" in text and "variant 1 (run alone): failed (test_x)" in text
+    # runs that failed alike share a line (fourteen variants took fourteen: red team, round 28)
+    alike = (*runs[:1], *(ValidityRun(f"variant {n}", "failed", "test_x") for n in range(1, 15)),
+             ValidityRun("reference (run again last)", "failed", "test_y"))
+    text = render_text(Report(**{**report.__dict__, "tests": Tests(**{**report.tests.__dict__, "validity": alike})}),
+                       width=200)
+    assert "  variant 1, variant 2 and 12 more runs: failed (test_x)\n" in text
+    assert "  reference (run again last): failed (test_y)\n" in text and "variant 3" not in text
 
 
 def test_text_report_of_an_error():
@@ -384,3 +391,46 @@ def test_a_pitfall_whose_course_test_stopped_at_the_module_s_exception_is_not_ch
     text = " ".join(render_text(Report(**{**report.__dict__, "implementation": implementation})).split())
     assert "not checked: test_order raised NotImplementedError" in text
     assert "│ s05 │ -1e9 │ no sign of it" in text
+    failed_import = "the module failed to import: ModuleNotFoundError: No module named 'scipy'"
+    implementation = Implementation(**{**implementation.__dict__, "tests": (CourseTest("test_mask", "error", failed_import),)})
+    text = render_text(Report(**{**report.__dict__, "implementation": implementation}), width=300)
+    assert "not checked: test_mask could not run: the module failed to import" in text
+
+
+def test_the_probes_legend_explains_only_what_the_shown_lines_name():
+    """The whole legend came to some 35 lines of names, under a module that only raised (red team, round 28)."""
+    from grader.report.text import probe_legend
+
+    assert probe_legend([("every score (dot, general, concat) in every band of widths, lengths and dtypes (30 cases): "
+                         "the implementation raised NotImplementedError: TODO (in the first read)")]) == ""
+    assert probe_legend(["dot in float32: the implementation raised TypeError: dtype mismatch (in the frozen: read)"]) \
+        .startswith("The reads: frozen: a fresh module built from an rng")
+    legend = probe_legend([("dot, width 1-8, 3-11 tokens: differs in weights (reads first, with_proj:), "
+                           "max abs difference 0.5")])
+    assert "with_proj: through forward" in legend and "first: called as the course tests call it" in legend
+    assert "in_a_model:" not in legend and "frozen:" not in legend and "exactly 0" not in legend
+    assert "compared exactly" in probe_legend([("dot: differs in x (every read); not exactly 0 where it must be: y "
+                                               "(read frozen:)")])
+    assert probe_legend(["the probe run did not finish within 10 s"]) == ""
+
+
+def test_a_module_that_differs_only_in_the_contract_is_said_to_disagree():
+    """It read "Trusted probes: no answer to compare" (red team, round 28)."""
+    report = sample()
+    implementation = Implementation(**{**report.implementation.__dict__, "probe_disagreements": (
+        "contract: initialisation: 'dot: does not draw from the rng it is given'",)})
+    text = render_text(Report(**{**report.__dict__, "implementation": implementation}))
+    assert "Trusted probes: disagree" in text
+    implementation = Implementation(**{**report.implementation.__dict__, "probe_disagreements": (
+        "the probe run crashed: killed by signal 9",)})
+    assert "Trusted probes: no answer to compare" in render_text(Report(**{**report.__dict__,
+                                                                            "implementation": implementation}))
+
+
+def test_a_suite_with_score_enough_that_missed_a_pitfall_is_told_which_part_failed():
+    """'score 0.80 (181/225)' beside 'to pass: a score of at least 0.80' read as short (red team, round 28)."""
+    report = sample()
+    enough = Tests(**{**report.tests.__dict__, "score": 0.9, "killed": 9, "total": 10})
+    text = " ".join(render_text(Report(**{**report.__dict__, "tests": enough})).split())
+    assert "every pitfall caught; the score is enough, the pitfalls missed are not (below)" in text
+    assert "the score is enough" not in render_text(report)  # 0.5: short as well

@@ -65,7 +65,14 @@ def test_a_suite_that_does_not_pass_on_a_correct_implementation_is_invalid(outco
     validity = (ValidityRun("reference", "passed"), ValidityRun("variant 1", outcome, "test_x", "boom"))
     result = grade(validity=validity)
     assert result.verdict is TestsVerdict.INVALID
-    assert result.invalid_reason == f"test test_x {said} on the variant 1, a correct implementation: boom"
+    assert result.invalid_reason == f"test test_x {said} on variant 1, a correct implementation: boom"
+
+
+def test_the_invalid_reason_quotes_the_reference_s_row_first():
+    """A student knows the reference; the grader's variants are only numbered (red team, round 28)."""
+    validity = (ValidityRun("variant 1", "failed", "test_x", "order"),
+                ValidityRun("reference (run again last)", "failed", "test_x", "order"))
+    assert grade(validity=validity).invalid_reason.startswith("test test_x failed on the reference (run again last), ")
 
 
 def test_the_invalid_reason_counts_the_other_correct_implementations_failed():

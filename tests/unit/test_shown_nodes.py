@@ -116,3 +116,14 @@ def test_pytest_s_explanation_of_an_assert_is_tidied_so_a_regrade_gives_the_same
                        ["test_masked_weights_are_exactly_zero"])
     assert row.message == ("test_luong.py:204: AssertionError: dot: padding weights are not exactly 0\nassert False\n"
                            " +  where False = <function all>(array([0.1]) == 0.0)")
+
+
+def test_once_the_order_is_shown_to_matter_every_failed_run_of_the_pass_says_so():
+    """A module-scoped fixture one test changed: the reference passed in the files' order and
+    failed last, and fourteen variants that failed in the same pass (and passed alone) were
+    told of import-time state (red team, round 28)."""
+    runs = {REFERENCE: _run(Outcome.PASSED, ""), "variant 1": _run(Outcome.FAILED, "AssertionError"),
+            REFERENCE_AGAIN: _run(Outcome.FAILED, "AssertionError")}
+    suite = SuitePass(timeout=1.0, runs=runs, variants=("variant 1",), mutants=())
+    rows = validity_rows(suite, frozenset(), passed_alone=frozenset({"variant 1"}))
+    assert [row.message for row in rows] == ["", ORDER_HINT, ORDER_HINT]

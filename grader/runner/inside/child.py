@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from . import isolation, loader
-from .records import Recorder, clip
+from .records import IMPORT_FAILED, Recorder, clip
 from .session import run_alone, run_course
 from .suite import ordered, run_items
 
@@ -96,25 +96,27 @@ def _enter(setup: Setup, job: Job, *, record_fd: int, output_fd: int) -> None:
 
 
 def _install(setup: Setup, job: Job, recorder: Recorder):
-    """Install this run's module; return it, or None after recording why it failed to import."""
+    """Install this run's module: return it and None, or None and why it failed to import, which
+    is recorded as the run's message too."""
     begun = time.perf_counter()
     source = bytes(job.source)
     try:
         module = loader.install(source, setup.module, setup.module_file, compiled=job.compiled)
     except BaseException as exc:  # noqa: BLE001 - the module under test may raise anything at import
-        recorder.emit("raised", message=clip(f"the module failed to import: {type(exc).__name__}: {exc}"))
-        return None
+        failure = clip(f"{IMPORT_FAILED}: {type(exc).__name__}: {exc}")
+        recorder.emit("raised", message=failure)
+        return None, failure
     loader.rebind(setup.placeholder, module, setup.rebinding)
     recorder.emit("installed", seconds=time.perf_counter() - begun, hold=True)
-    return module
+    return module, None
 
 
 def _dispatch(setup: Setup, job: Job, recorder: Recorder) -> None:
-    module = _install(setup, job, recorder)
+    module, import_error = _install(setup, job, recorder)
     if job.kind == "course":
         if module is None:
             loader.install_placeholder(setup.module, setup.module_file)  # so the tests still collect
-        import_error = None if module is not None else "the module failed to import (see the run's message)"
+        # each course test says why, as no report shows the run's own message (red team, round 28)
         run_course(setup.course_tests, setup.student_tests, skip=set(job.skip), import_error=import_error,
                    graded_file=setup.module_file, recorder=recorder)
     elif module is None:

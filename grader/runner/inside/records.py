@@ -14,6 +14,7 @@ from .outcomes import Outcome
 from .protocol import encode_frame
 
 MAX_MESSAGE_CHARS = 2048
+IMPORT_FAILED = "the module failed to import"  # how a run's message begins when its module did not import
 MAX_NODE_CHARS = 4096  # a test id; pytest's ids of parametrized tests can be long, but not this long
 # The most a recorded time may be; the driver's answer schema (grader/runner/channel.py) refuses
 # any time above it too.
