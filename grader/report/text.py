@@ -125,14 +125,14 @@ def _pitfall_table(report: Report) -> Table:
     implementation = report.implementation
     mutants = {m.id: m for m in report.tests.mutants} if report.tests else {}
     failing = implementation is not None and implementation.verdict is not Verdict.PASS
-    stopped = {test.name: why for test in implementation.tests if (why := _stopped(test.message))} \
+    stopped = {test.name: why for test in implementation.tests if (why := _stopped(test.name, test.message))} \
         if failing else {}
     for pitfall in report.pitfalls:
         falls_in = implementation is not None and pitfall.id in implementation.behaves_like
         impl_cell = (Text(f"falls in: {pitfall.symptom}", style="red") if falls_in
                      # the test that would show it stopped at an exception of the module's: an unwritten
                      # method read as "no sign of it" (round 27)
-                     else Text(f"not checked: {pitfall.caught_by} {stopped[pitfall.caught_by]}", style="dim")
+                     else Text(f"not checked: {stopped[pitfall.caught_by]}", style="dim", overflow="fold")
                      if pitfall.caught_by in stopped
                      # wrong, but the probes showed nothing of this pitfall: it may still be in it beside
                      # another bug ("not recognised" read as "your file was not recognised": round 26)
@@ -157,14 +157,14 @@ def _runs_label(names: list[str]) -> str:
     return ", ".join(names) if len(names) <= 3 else f"{', '.join(names[:2])} and {len(names) - 2} more runs"
 
 
-def _stopped(message: str) -> str | None:
+def _stopped(test: str, message: str) -> str | None:
     """Why a failed test checked nothing, from its message: the module did not import, or it
     raised an exception that is no assertion's (pytest's message reads "luong.py:100:
     NotImplementedError: attentional: TODO")."""
     if message.startswith(IMPORT_FAILED):
-        return "could not run: the module failed to import"
+        return "the module failed to import"
     match = RAISED.match(message)
-    return f"raised {match[1]}" if match and match[1] != "AssertionError" else None
+    return f"{test} raised {match[1]}" if match and match[1] != "AssertionError" else None
 
 
 def _tests_cell(mutant, report: Report) -> Text:
