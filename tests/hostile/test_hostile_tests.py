@@ -80,7 +80,7 @@ def test_tests_that_spy_on_the_runner_are_caught_by_the_runs_alone(grade_hostile
     first = min(failed, key=lambda run: int(run.split()[-1]))
     assert first in {"variant 2", "variant 3"}, failed
     others = f" (and {len(failed) - 1} other runs on correct implementations did not pass: see their rows)"
-    assert f"on the {first}, a correct implementation{others}: the same implementation passed when the test ran " \
+    assert f"on {first}, a correct implementation{others}: the same implementation passed when the test ran " \
         "alone" in tests["invalid_reason"], tests["invalid_reason"]
     assert all(m["outcome"] != "survived" for m in tests["mutants"]), "the fast pass's own word: every mutant killed"
 
