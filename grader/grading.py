@@ -484,17 +484,17 @@ def _probe_verdict(chapter: Chapter, catalogue: Catalogue, call: CallResult, set
                    expected: ProbeWork) -> probes.ProbeVerdict:
     payload = expected.cases.result()[1]
     if call.outcome is Outcome.TIMEOUT:
-        reason = (f"{probes.NO_ANSWER[0]}did not finish within {settings.probe_timeout:g} s (GRADER_PROBE_TIMEOUT): the "
+        reason = (f"{probes.PROBE_RUN}did not finish within {settings.probe_timeout:g} s (GRADER_PROBE_TIMEOUT): the "
                   f"probes read {probes.workload()}; a module that loops in Python over tokens or widths can take "
                   "that long (numpy's array operations over whole batches do not)")
         return probes.ProbeVerdict(agree=False, disagreements=(reason,), behaves_like=())
     if call.outcome is not Outcome.PASSED:
-        reason = f"{probes.NO_ANSWER[0]}{call.outcome.value}: {_as_shown(call.message)}"
+        reason = f"{probes.PROBE_RUN}{call.outcome.value}: {_as_shown(call.message)}"
         return probes.ProbeVerdict(agree=False, disagreements=(reason,), behaves_like=())
     try:
         student = probes.read_answer(call.output)
     except ValueError as exc:
-        return probes.ProbeVerdict(agree=False, disagreements=(f"{probes.NO_ANSWER[1]}: {exc}",), behaves_like=())
+        return probes.ProbeVerdict(agree=False, disagreements=(f"{probes.UNREADABLE}: {exc}",), behaves_like=())
     reference_outputs, slack = expected.answers.result()
 
     def pitfalls(cases: Sequence[str]) -> dict[str, list[dict]]:

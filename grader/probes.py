@@ -114,11 +114,14 @@ FIRST_READ = FIRST
 OF_NO_READ = frozenset({*ECHOED, "dtypes"})  # what a case's answer holds besides the reads' outputs
 FLOW = ("proj", "scores", "scores_from_proj", "weights", "context", "attentional")  # a read's, in its order
 MAX_OUTPUTS_NAMED = 8  # of a line's outputs that differ; more, and it names the first of FLOW (_differing)
-# How a verdict's one line begins when the probes had no answer to compare (grading._probe_verdict)
-NO_ANSWER = ("the probe run ", "unreadable probe answer")
-# In a disagreement line, what names reads (by_read's parentheses, or the read an exception came
-# from): the lines a legend of the reads explains, unlike a probe run that timed out or crashed.
-NAMES_READS = re.compile(r"\((every read|reads? |in the )")
+# How a verdict's one line begins when the probes had no answer to compare (grading._probe_verdict):
+# the probe run timed out or crashed, or its answer could not be read
+PROBE_RUN, UNREADABLE = "the probe run ", "unreadable probe answer"
+# In a disagreement line, the reads named after its outputs (by_read's parentheses), and any
+# read named at all (those, or the read an exception came from): the lines a legend of the reads
+# explains, unlike a probe run that timed out or crashed.
+OUTPUTS_NAMED = re.compile(r"\((every read|reads? )")
+NAMES_READS = re.compile(rf"{OUTPUTS_NAMED.pattern}|\(in the ")
 # What np.savez writes, and so all an answer may hold: numbered cases' arrays of bools, numbers or text.
 ANSWER_MEMBER = re.compile(r"case\d+\..+\.npy", re.DOTALL)
 ANSWER_DTYPE_KINDS = "biufU"
@@ -613,7 +616,7 @@ def compared(disagreements: Sequence[str]) -> bool:
     """Whether disagreements compare answers: not the line saying there was none. Deciding by the
     names of reads in them called a module whose only disagreement was the contract's "no answer
     to compare" (red team, round 28)."""
-    return bool(disagreements) and not any(line.startswith(NO_ANSWER) for line in disagreements)
+    return bool(disagreements) and not any(line.startswith((PROBE_RUN, UNREADABLE)) for line in disagreements)
 
 
 def only_cases(payload: bytes, cases: Sequence[str]) -> bytes:

@@ -10,7 +10,7 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
-from grader.probes import FIRST_READ, NAMES_READS, resized_reads
+from grader.probes import FIRST_READ, NAMES_READS, OUTPUTS_NAMED, resized_reads
 from grader.probes import compared as probes_compared
 from grader.report.model import Report, TestsVerdict, Verdict, headline
 from grader.runner.inside.probe import AGAIN, CACHED, FROZEN, MODEL, NEXT, RESIZED
@@ -23,7 +23,6 @@ RAISED = re.compile(r"[^\s:]+\.py:\d+: ([A-Za-z_][\w.]*(?:Error|Exception|Exit|I
 STYLE = {"pass": "bold green", "fail": "bold red", "invalid": "bold red", "error": "bold yellow"}
 # The legend of the probes' lines, a sentence for each thing a shown line names: all of it came
 # to some 35 lines of names, printed under a module that only raised (red team, round 28).
-OUTPUTS_NAMED = re.compile(r"\((every read|reads? )")  # by_read's parentheses after the outputs of a line
 LEGEND_OPENING = ("each case reads the module several times; a name in parentheses says in which reads an output "
                   "differs, \"every read\" meaning each read that gives it.")
 READ_LEGEND = (  # (the read prefixes a line names, what those reads do)
