@@ -22,8 +22,6 @@ from pathlib import Path
 from types import ModuleType
 from typing import TypeVar
 
-from threadpoolctl import threadpool_limits
-
 from grader import probes, scoring
 from grader.chapter import Chapter, ManifestError, load_chapter
 from grader.disguise import disguise_catalogue
@@ -156,7 +154,6 @@ class GradeRequest:
 def grade(request: GradeRequest) -> Report:
     """Grade one submission; expected failures come back as a report with verdict "error"."""
     started = time.monotonic()
-    _single_threaded_blas()
     try:
         settings = request.settings or Settings.from_env()
         chapter = load_chapter(request.chapter)
@@ -166,17 +163,6 @@ def grade(request: GradeRequest) -> Report:
         return _grade(chapter, catalogue, submission, seed, request.backend, settings, started)
     except GRADING_ERRORS as exc:
         return _error_report(request, exc, started)
-
-
-def _single_threaded_blas() -> None:
-    """Keep numpy's BLAS in this process to one thread, as THREAD_ENV does in the sandboxes.
-
-    The trusted work (the reference's probe answers, the pitfall recognisers) runs beside the
-    sandboxes, which keep both cores busy; OpenBLAS's threads then spin waiting for a core, and
-    the reference's answers took 5 to 12 s of CPU where one thread takes under 3 (measured during
-    a CI run, 2026-12-02). Its matrices are small enough that one thread is never slower.
-    Process-wide and never undone: nothing in the grader wants threaded BLAS."""
-    threadpool_limits(limits=1, user_api="blas")
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from grader.report.model import clipped
 from grader.runner.inside import probe as probe_executor
@@ -37,7 +38,17 @@ from grader.runner.inside.probe import (
     RESIZED,
 )
 
+# numpy's BLAS on one thread in the grader's own process, as driver.THREAD_ENV keeps it in the
+# sandboxes. The trusted side's work (the reference's answers, the pitfall recognisers) runs beside
+# the sandboxes, which keep both cores busy, and OpenBLAS's threads then spin waiting for a core:
+# the reference's answers took 5 to 12 s of CPU where one thread takes under 3 (measured during a
+# CI run, 2026-12-02). Its matrices are small enough that one thread is never slower. Here, where
+# that work is, so that tests and benchmarks calling it directly get it too.
+threadpool_limits(limits=1, user_api="blas")
+
 SCORES = ("dot", "general", "concat")
+EMPTY_ROWS_NAN = ("; the weights are NaN or inf only in rows with no real token: such a row reads nothing "
+                  "(weights and context exactly 0), where a softmax over a row of -inf gives NaN")
 
 
 @dataclass(frozen=True)
@@ -794,7 +805,8 @@ def _numbers_problems(case: str, wrong: list[str], student: dict[str, np.ndarray
     rest = [(n, k) for n, k in zip(names, wrong) if n not in misfits and (n, k) not in text]
     nonfinite = [n for n, k in rest if not np.all(np.isfinite(student[k]))]
     if nonfinite:
-        problems.append(f"NaN or inf in: {by_read(nonfinite, given)}")
+        problems.append(f"NaN or inf in: {_differing(nonfinite, given)}"
+                        + (EMPTY_ROWS_NAN if _nan_weights_only_in_empty_rows(case, nonfinite, student, reference) else ""))
     numeric = [(n, k) for n, k in rest if n not in nonfinite]
     if numeric:
         worst = max(float(np.max(np.abs(student[k] - reference[k]))) for _, k in numeric)
@@ -802,6 +814,16 @@ def _numbers_problems(case: str, wrong: list[str], student: dict[str, np.ndarray
         problems.append(f"differs in {_differing([n for n, _ in numeric], given)}, max abs difference {worst:.3g}"
                         + (f"; not exactly 0 where it must be: {_differing(zeros, given)}" if zeros else ""))
     return problems
+
+
+def _nan_weights_only_in_empty_rows(case: str, nonfinite: Sequence[str], student: dict[str, np.ndarray],
+                                    reference: dict[str, np.ndarray]) -> bool:
+    """Whether the weights are NaN or inf only in rows the reference weighs 0 throughout: rows
+    with no real token. A softmax over a row of -inf gives NaN there, which then spreads to every
+    output the row reaches, and a line naming forty outputs did not say where it began."""
+    weights = [f"{case}.{name}" for name in nonfinite if _read_and_output(name)[1].endswith("weights")]
+    return bool(weights) and all(
+        np.all(np.isfinite(student[key]) | np.all(reference[key] == 0, axis=-1, keepdims=True)) for key in weights)
 
 
 def _differing(names: Sequence[str], given: Sequence[str]) -> str:

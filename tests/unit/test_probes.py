@@ -357,6 +357,22 @@ def test_nan_and_wrong_shapes_are_named(payload):
                                      f"{LABELS[1]}: wrong dtype or shape, or missing: weights (read first)")
 
 
+def test_nan_weights_only_in_empty_rows_are_named_as_such(payload):
+    """A softmax over a row of -inf gives NaN, which spreads to every output the row reaches: the
+    line says where it began. NaN anywhere else gets no such words."""
+    reference = probes.outputs_of(REFERENCE, payload)
+    case = next(c for c in range(len(LABELS))
+                if (~reference[f"case{c}.weights"].any(axis=-1)).any())  # a case with an empty row
+    empty = ~reference[f"case{case}.weights"].any(axis=-1)
+    in_empty_rows, elsewhere = dict(reference), dict(reference)
+    in_empty_rows[f"case{case}.weights"] = np.where(empty[:, None], np.nan, reference[f"case{case}.weights"])
+    elsewhere[f"case{case}.weights"] = np.where(~empty[:, None], np.nan, reference[f"case{case}.weights"])
+    named, = probes.judge(in_empty_rows, reference, no_pitfalls).disagreements
+    assert named == f"{LABELS[case]}: NaN or inf in: weights (read first){probes.EMPTY_ROWS_NAN}"
+    unnamed, = probes.judge(elsewhere, reference, no_pitfalls).disagreements
+    assert unnamed == f"{LABELS[case]}: NaN or inf in: weights (read first)"
+
+
 def test_cases_that_differ_alike_share_a_line_naming_them_by_band(payload):
     """A module whose forward took other argument names was told the same TypeError thirty times
     over (red team, round 26): cases that differ alike share one line, in the order they came."""
