@@ -28,7 +28,11 @@ from hostile_helpers import GUARD_SECONDS, REAPER, Graded, Redis, RepoBuilder, h
 
 CANARY_VARIABLE = "HOSTILE_TEST_CANARY"
 # Tighter than the defaults so that every hang costs seconds, not minutes; the mechanisms are the same.
-HOSTILE_SETTINGS = {"GRADER_COURSE_TIMEOUT": "4", "GRADER_COURSE_BUDGET": "8", "GRADER_PROBE_TIMEOUT": "4",
+# The probes' time is well above a correct module's: their workload takes a correct module about 3 s
+# on a slow day, and 4 s timed a module out in a CI run beside other work, where the test meant to
+# see its answer refused (2026-12-02); a probe timeout is also a disagreement, so a tight one can
+# pass a test that expects one for the wrong reason.
+HOSTILE_SETTINGS = {"GRADER_COURSE_TIMEOUT": "4", "GRADER_COURSE_BUDGET": "8", "GRADER_PROBE_TIMEOUT": "20",
                     "GRADER_WALL_SECONDS": "120"}
 DOCKER_LABEL = "org.l43-grader.sandbox"
 

@@ -85,6 +85,8 @@ def test_wrong_where_the_course_tests_do_not_look_is_caught_by_the_probes(name, 
     implementation = graded.report["implementation"]
     assert all(test["outcome"] == "passed" for test in implementation["tests"]), implementation["tests"]
     assert implementation["verdict"] == "fail" and not implementation["probes_agree"]
+    # caught by comparing its answers: a probe run that timed out would fail it too, for no reason shown
+    assert probes.compared(implementation["probe_disagreements"]), implementation["probe_disagreements"]
 
 
 def test_a_cached_projection_that_loses_its_gradient_is_caught(grade_hostile, sandbox_backend):
