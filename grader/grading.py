@@ -68,7 +68,7 @@ YOURS = "your luong.py"  # the run of the student's tests on their own implement
 AGAIN = ", again"  # the correct implementations' runs alone after the mutation pass
 T = TypeVar("T")
 ReferenceProbes = tuple[bytes, dict, Callable[[], probes.Slack]]  # cases, the reference's answers, its rounding
-ReferenceAnswers = tuple[dict, Callable[[], probes.Slack]]
+ReferenceAnswers = tuple[dict, Callable[[Sequence[str]], probes.Slack]]
 # The machinery checks itself on every grade (mutmut's forced-fail run): a module that cannot be
 # imported must come out killed, or no outcome of the pass means anything.
 FORCED_FAILURE = "forced-failure"
@@ -476,8 +476,9 @@ def _reference_answers(reference: ModuleType, payload: bytes) -> ReferenceAnswer
     return answers, partial(_rounding_slack, reference, payload, answers)
 
 
-def _rounding_slack(reference: ModuleType, payload: bytes, answers: dict) -> probes.Slack:
-    return probes.rounding_slack(answers, probes.outputs_of(reference, probes.in_float64(payload)))
+def _rounding_slack(reference: ModuleType, payload: bytes, answers: dict, cases: Sequence[str]) -> probes.Slack:
+    exact = probes.outputs_of(reference, probes.in_float64(probes.only_cases(payload, cases)))
+    return probes.rounding_slack(answers, exact)
 
 
 def _probe_verdict(chapter: Chapter, catalogue: Catalogue, call: CallResult, settings: Settings,
