@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import copy
+import functools
 import io
 import itertools
 import math
+import multiprocessing
 import re
 import struct
 import tomllib
 import warnings
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -77,14 +80,39 @@ def payload() -> bytes:
     return probes.draw_cases(20261129, REFERENCE)
 
 
-@pytest.fixture(scope="module")
-def pitfall_modules() -> dict[str, list]:
+@functools.cache
+def ways_into_pitfalls() -> dict[str, list]:
     return {pitfall: [module_from_patch(f"{pitfall}_{i}", p) for i, p in enumerate(patches)]
             for pitfall, patches in WAYS.items()}
 
 
+@pytest.fixture(scope="module")
+def pitfall_modules() -> dict[str, list]:
+    return ways_into_pitfalls()
+
+
 def outputs_of_each(modules: dict[str, list], payload: bytes) -> dict[str, list[dict[str, np.ndarray]]]:
     return {pitfall: [probes.outputs_of(module, payload) for module in ways] for pitfall, ways in modules.items()}
+
+
+class ReplayedWays:
+    """The recognisers' outputs for judge, as a grade computes them: on the cases it replays only,
+    each case run once for every module judged on one payload (every way on the whole payload took
+    a seed of the pitfall examples' test some 18 s)."""
+
+    def __init__(self, modules: dict[str, list], payload: bytes) -> None:
+        self.modules, self.payload = modules, payload
+        self.outputs = {pitfall: [{} for _ in ways] for pitfall, ways in modules.items()}
+        self.run: set[str] = set()
+
+    def __call__(self, cases: Sequence[str]) -> dict[str, list[dict[str, np.ndarray]]]:
+        if missing := [case for case in cases if case not in self.run]:
+            fresh = outputs_of_each(self.modules, probes.only_cases(self.payload, missing))
+            for pitfall, ways in fresh.items():
+                for kept, outputs in zip(self.outputs[pitfall], ways):
+                    kept.update(outputs)
+            self.run.update(missing)
+        return self.outputs
 
 
 @pytest.fixture(scope="module")
@@ -210,21 +238,39 @@ def test_a_module_that_rounds_less_than_the_reference_agrees(seed):
     rounded_once = {key: exact[key].astype(np.float32).astype(np.float64)
                     if key.partition(".")[0] in single and value.dtype.kind == "f" else value
                     for key, value in answers.items()}
-    assert probes.judge(rounded_once, answers, no_pitfalls, lambda: probes.rounding_slack(answers, exact)).agree
+    assert probes.judge(rounded_once, answers, no_pitfalls, lambda cases: probes.rounding_slack(answers, exact)).agree
+
+
+def across_seeds(check: Callable[[int], list], seeds: Iterable[int]) -> list:
+    """Everything ``check(seed)`` finds, seed after seed, over the machine's two cores: the seeds
+    are independent, and these loops were the suite's longest tests (some 25 min of a CI run).
+    ``check`` must be picklable (a function of this module, or a partial of one)."""
+    with ProcessPoolExecutor(max_workers=2, mp_context=multiprocessing.get_context("spawn")) as pool:
+        return [found for each in pool.map(check, seeds) for found in each]
+
+
+@functools.cache
+def trusted(name: str, source: bytes):
+    return load_trusted_module(CHAPTER, name, source)
+
+
+def disagreeing(sources: Sequence[tuple[str, bytes]], seed: int) -> list[tuple]:
+    """(seed, name, disagreements) of each module of ``sources`` that disagrees with the reference
+    in the probes of ``seed``, judged as a grade judges them: with the reference's own float32
+    rounding measured (grading.reference_probes)."""
+    payload, reference, slack = grading.reference_probes(CHAPTER, CATALOGUE, seed)
+    verdicts = {name: probes.judge(probes.outputs_of(trusted(name, source), payload), reference, no_pitfalls, slack)
+                for name, source in sources}
+    return [(seed, name, verdict.disagreements) for name, verdict in verdicts.items() if not verdict.agree]
 
 
 def test_correct_implementations_agree_whatever_the_seed():
     """The probes add cases only where every correct module written so far agrees, seed after
-    seed, judged as a grade judges them: with the reference's own float32 rounding measured
-    (grading.reference_probes). Since the next read's later step has no padding (red team, round
-    16), its keys' gradient sums a padded call's zeros and that step's terms, and the reference's
-    float32 sum can come out exactly 0 where the course variant's is 7e-9 (seed 23)."""
-    modules = {path: load_trusted_module(CHAPTER, f"correct_{i}", path.read_bytes()) for i, path in enumerate(CORRECT)}
-    for seed in SEEDS:
-        payload, reference, slack = grading.reference_probes(CHAPTER, CATALOGUE, seed)
-        for path, module in modules.items():
-            verdict = probes.judge(probes.outputs_of(module, payload), reference, no_pitfalls, slack)
-            assert verdict.agree, (seed, str(path), verdict.disagreements)
+    seed. Since the next read's later step has no padding (red team, round 16), its keys' gradient
+    sums a padded call's zeros and that step's terms, and the reference's float32 sum can come out
+    exactly 0 where the course variant's is 7e-9 (seed 23)."""
+    sources = [(f"correct_{i}_{path.parent.name}", path.read_bytes()) for i, path in enumerate(CORRECT)]
+    assert across_seeds(functools.partial(disagreeing, sources), SEEDS) == []
 
 
 # Correct modules written by red-team helpers as students would, each in its own way (Python loops
@@ -233,18 +279,15 @@ def test_correct_implementations_agree_whatever_the_seed():
 WRITTEN_DIFFERENTLY = sorted((Path(__file__).parent / "correct_implementations").glob("*.py"))
 
 
+def written_differently_disagreeing(seed: int) -> list[tuple]:
+    return disagreeing([(f"written_{path.stem}", path.read_bytes()) for path in WRITTEN_DIFFERENTLY
+                        if path.stem != "python_loops" or seed < 43], seed)  # some 8 s a seed: three seeds
+
+
 @pytest.mark.slow
 def test_correct_implementations_written_differently_agree():
     assert len(WRITTEN_DIFFERENTLY) >= 9
-    modules = {path.stem: load_trusted_module(CHAPTER, f"written_{path.stem}", path.read_bytes())
-               for path in WRITTEN_DIFFERENTLY}
-    for seed in range(40, 52):
-        payload, reference, slack = grading.reference_probes(CHAPTER, CATALOGUE, seed)
-        for name, module in modules.items():
-            if name == "python_loops" and seed >= 43:
-                continue  # some 8 s a seed: three seeds
-            verdict = probes.judge(probes.outputs_of(module, payload), reference, no_pitfalls, slack)
-            assert verdict.agree, (seed, name, verdict.disagreements)
+    assert across_seeds(written_differently_disagreeing, range(40, 52)) == []
 
 
 # Written differently from the reference in ways the chapter and the contract allow, each once
@@ -256,11 +299,7 @@ CORRECT_VARIATIONS = Path(__file__).parent / "correct_variations"
 def test_variations_the_specification_allows_agree(name):
     example = CORRECT[-1].read_text(encoding="utf-8")
     source = apply_patch(example, (CORRECT_VARIATIONS / f"{name}.patch").read_text(encoding="utf-8"))
-    module = load_trusted_module(CHAPTER, f"variation_{name}", source.encode())
-    for seed in range(10):  # judged as a grade judges, with the reference's float32 rounding measured
-        payload, reference, slack = grading.reference_probes(CHAPTER, CATALOGUE, seed)
-        verdict = probes.judge(probes.outputs_of(module, payload), reference, no_pitfalls, slack)
-        assert verdict.agree, (seed, verdict.disagreements)
+    assert across_seeds(functools.partial(disagreeing, [(f"variation_{name}", source.encode())]), range(10)) == []
 
 
 def test_float32_rounding_in_large_sums_is_no_disagreement(tmp_path):
@@ -276,17 +315,21 @@ def test_float32_rounding_in_large_sums_is_no_disagreement(tmp_path):
     assert verdict.agree, verdict.disagreements
 
 
-@pytest.mark.slow
-def test_each_pitfall_example_is_named_whatever_the_seed(pitfall_modules):
-    examples = {pitfall: load_trusted_module(CHAPTER, f"example_{pitfall}", path.read_bytes())
+def pitfall_examples_unnamed(seed: int) -> list[tuple]:
+    """(seed, pitfall, disagreements) of each pitfall example not named as its pitfall in ``seed``'s probes."""
+    payload = probes.draw_cases(seed, REFERENCE)
+    reference, ways = probes.outputs_of(REFERENCE, payload), ReplayedWays(ways_into_pitfalls(), payload)
+    verdicts = {pitfall: probes.judge(probes.outputs_of(trusted(f"example_{pitfall}", path.read_bytes()), payload),
+                                      reference, ways)
                 for pitfall, path in PITFALL_EXAMPLES.items()}
-    assert sorted(examples) == ["s01", "s04", "s05", "s07"]
-    for seed in SEEDS:
-        payload = probes.draw_cases(seed, REFERENCE)
-        reference, ways = probes.outputs_of(REFERENCE, payload), outputs_of_each(pitfall_modules, payload)
-        for pitfall, module in examples.items():
-            verdict = probes.judge(probes.outputs_of(module, payload), reference, lambda cases: ways)
-            assert pitfall in verdict.behaves_like, (seed, pitfall, verdict.disagreements)
+    return [(seed, pitfall, verdict.disagreements) for pitfall, verdict in verdicts.items()
+            if pitfall not in verdict.behaves_like]
+
+
+@pytest.mark.slow
+def test_each_pitfall_example_is_named_whatever_the_seed():
+    assert sorted(PITFALL_EXAMPLES) == ["s01", "s04", "s05", "s07"]
+    assert across_seeds(pitfall_examples_unnamed, SEEDS) == []
 
 
 def test_the_reference_and_a_differently_written_variant_agree(payload):
