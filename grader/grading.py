@@ -67,7 +67,7 @@ ALONE = " (run alone)"  # how the validity runs of the clean runner are labelled
 YOURS = "your luong.py"  # the run of the student's tests on their own implementation
 AGAIN = ", again"  # the correct implementations' runs alone after the mutation pass
 T = TypeVar("T")
-ReferenceProbes = tuple[bytes, dict, Callable[[], probes.Slack]]  # cases, the reference's answers, its rounding
+ReferenceProbes = tuple[bytes, dict, Callable[[Sequence[str]], probes.Slack]]  # cases, the reference's answers, its rounding
 ReferenceAnswers = tuple[dict, Callable[[Sequence[str]], probes.Slack]]
 # The machinery checks itself on every grade (mutmut's forced-fail run): a module that cannot be
 # imported must come out killed, or no outcome of the pass means anything.
