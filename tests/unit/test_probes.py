@@ -243,7 +243,8 @@ def test_a_module_that_rounds_less_than_the_reference_agrees(seed):
 
 def across_seeds(check: Callable[[int], list], seeds: Iterable[int]) -> list:
     """Everything ``check(seed)`` finds, seed after seed, over the machine's two cores: the seeds
-    are independent, and these loops were the suite's longest tests (some 25 min of a CI run).
+    are independent, and these loops were the suite's longest tests (some 25 min of a run beside
+    other work, on one core; some 14 min in a CI run on two).
     ``check`` must be picklable (a function of this module, or a partial of one)."""
     with ProcessPoolExecutor(max_workers=2, mp_context=multiprocessing.get_context("spawn")) as pool:
         return [found for each in pool.map(check, seeds) for found in each]
