@@ -123,7 +123,9 @@ MAX_QUOTED_CHARS = 200  # of any student-derived text a disagreement quotes
 READS = ("", CACHED, FROZEN, NEXT, RESIZED, CACHED + RESIZED, CACHED + NEXT, CACHED + AGAIN, FROZEN + RESIZED, MODEL)
 FIRST_READ = FIRST
 OF_NO_READ = frozenset({*ECHOED, "dtypes"})  # what a case's answer holds besides the reads' outputs
-FLOW = ("proj", "scores", "scores_from_proj", "weights", "context", "attentional")  # a read's, in its order
+# a read's, in its order (the reads from a given proj last: the rest tell more when they differ too)
+FLOW = ("proj", "scores", "scores_from_proj", "weights", "context", "attentional", "scores_from_given_proj",
+        "weights_from_given_proj")
 MAX_OUTPUTS_NAMED = 8  # of a line's outputs that differ; more, and it names the first of FLOW (_differing)
 # How a verdict's one line begins when the probes had no answer to compare (grading._probe_verdict):
 # the probe run timed out or crashed, or its answer could not be read

@@ -28,7 +28,9 @@ LEGEND_OPENING = ("each case reads the module several times; a name in parenthes
 READ_LEGEND = (  # (the read prefixes a line names, what those reads do)
     ((FIRST_READ,), f"{FIRST_READ}: called as the course tests call it"),  # named as "(read first)"
     ((CACHED,), (f"{CACHED} through forward(..., proj=project_keys(keys)) (proj and scores_from_proj are what it "
-                "made of them)")),
+                "made of them; scores_from_given_proj and weights_from_given_proj what scores and forward read from a "
+                "proj unlike project_keys(keys), its positions reversed: general's and concat's scores read the proj they are "
+                "given, the W_a k_s computed once per sentence)")),
     ((FROZEN,), (f"{FROZEN} a fresh module built from an rng, never loaded (its weights written in place, as an "
                 "optimiser writes them), called with every argument named as the contract names it, trained over "
                 "inputs that need no gradient (its parameters still do; inference_ with the query constant too)")),

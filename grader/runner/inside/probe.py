@@ -35,6 +35,7 @@ ECHOED = ("kind", "score", "dtype")  # payload fields copied into the answer
 CACHED = "with_proj:"  # prefix of the outputs read through forward(..., proj=project_keys(keys))
 NEXT = "next_"  # prefix of the second read's inputs and outputs
 AGAIN = "again_"  # prefix of the outputs of the cached module's third read, the first inputs without proj
+SCORED_FROM_PROJ = ("general", "concat")  # the scores whose cache holds a product of W_a (_read_from_given_proj)
 FROZEN = "frozen:"  # prefix of the outputs of the reads whose inputs need no gradient
 RESIZED = "resized_"  # prefix of the plain module's last read's inputs and outputs, another batch and length
 MODEL = "in_a_model:"  # prefix of the outputs of the read through a model that holds the module (_read_in_a_model)
@@ -226,7 +227,9 @@ def _read_and_backprop(attention, case: dict[str, np.ndarray], dtype: np.dtype, 
                             else attention(query, keys, mask, proj))
         later = attention(later_query, keys, later_mask, proj)
         scores = attention.scores(query, keys, proj)
-        projected = {"proj": proj.data, "scores_from_proj": scores.data}
+        projected = {"proj": proj.data, "scores_from_proj": scores.data,
+                     **({} if step or str(case["score"]) not in SCORED_FROM_PROJ
+                        else _read_from_given_proj(attention, query, keys, mask, proj, dtype))}
     else:  # called, as the course tests and a decoder call it: a bug in __call__ counts too
         context, weights = attention(query, keys, mask)
         later = attention(later_query, keys, later_mask)
@@ -248,6 +251,19 @@ def _read_and_backprop(attention, case: dict[str, np.ndarray], dtype: np.dtype, 
             "later_context": later[0].data, "later_weights": later[1].data, "grad_later_query": _grad(later_query),
             "grad_query": _grad(query), "grad_keys": _grad(keys), "inputs_kept": np.array(float(kept)),
             **_parameter_grads(attention)}
+
+
+def _read_from_given_proj(attention, query, keys, mask: np.ndarray, proj, dtype: np.dtype) -> dict:
+    """The scores and weights read from a ``proj`` unlike project_keys(keys), its positions in
+    reverse order. The cache is what section 2.3 computes once per sentence so that each step
+    need not: scores(query, keys, proj) and forward(..., proj) read the one they are given (so
+    does the instructor's suite, and the pool's mutants that recompute it from the keys are faults
+    a student's tests must catch). A module that recomputed W_a k_s at every step agreed in every
+    other read, the cache it was given being always the keys' own (red team, round 28). Not for
+    dot, whose cache the chapter defines as the keys themselves: reading the keys is reading it."""
+    given = _tensor(np.ascontiguousarray(proj.data[:, ::-1]), dtype)
+    _, weights = attention(query, keys, mask, given)
+    return {"scores_from_given_proj": attention.scores(query, keys, given).data, "weights_from_given_proj": weights.data}
 
 
 def _time_major(array: np.ndarray) -> np.ndarray:
