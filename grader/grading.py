@@ -242,6 +242,9 @@ def _grade(chapter: Chapter, catalogue: Catalogue, submission: Submission, seed:
             except (RunnerError, TestsNotCollected) as exc:  # the implementation's grade, made before, stands
                 tests = scoring.tests_not_graded(chapter.threshold, chapter.required_pitfalls)
                 error = f"the tests could not be graded: {why_not_graded(exc, settings, timing, catalogue)}"
+        elif submission.tests_refused is not None:
+            tests = scoring.tests_not_graded(chapter.threshold, chapter.required_pitfalls)
+            error = f"the tests were refused, so only the implementation was graded: {submission.tests_refused}"
         implementation = judged.result()
     timing["total"] = _since(started)
     return Report(

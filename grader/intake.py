@@ -12,7 +12,7 @@ import hashlib
 import io
 import tokenize
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
 from grader.chapter import Chapter
@@ -45,6 +45,10 @@ class Submission:
 
     impl: bytes
     tests: tuple[tuple[str, bytes], ...] | None  # (posix relative path, content), sorted; None: no tests
+    # Why the tests were refused, when they were: the implementation is graded all the same (its
+    # grade was lost with the tests', exit 2, where a suite that could not be collected kept it:
+    # red team, round 28)
+    tests_refused: str | None = None
 
     @property
     def digest(self) -> str:
@@ -56,12 +60,18 @@ class Submission:
 
 
 def read_submission(chapter: Chapter, impl: Path, tests: Path | None) -> Submission:
-    """Read and check ``impl`` (a luong.py) and the optional ``tests`` folder."""
+    """Read and check ``impl`` (a luong.py) and the optional ``tests`` folder; a refused ``impl``
+    refuses the submission, refused tests only themselves (Submission.tests_refused)."""
     impl_bytes = _read_impl(impl)
-    test_files = _read_tests(tests, chapter, impl) if tests is not None else None
-    total = len(impl_bytes) + sum(len(d) for _, d in test_files or ())
-    if total > MAX_TOTAL_BYTES:
-        raise IntakeError(f"submission is {total} bytes; the limit is {MAX_TOTAL_BYTES}")
+    if tests is None:
+        return Submission(impl=impl_bytes, tests=None)
+    try:
+        test_files = _read_tests(tests, chapter, impl)
+        total = len(impl_bytes) + sum(len(d) for _, d in test_files)
+        if total > MAX_TOTAL_BYTES:
+            raise IntakeError(f"submission is {total} bytes with the tests; the limit is {MAX_TOTAL_BYTES}")
+    except IntakeError as exc:
+        return Submission(impl=impl_bytes, tests=None, tests_refused=str(exc))
     return Submission(impl=impl_bytes, tests=test_files)
 
 
@@ -73,11 +83,14 @@ def read_course_repo(chapter: Chapter, repo: Path) -> Submission:
     if not impl.exists():
         raise IntakeError(f"{chapter.student.impl}: not found in {repo} (a course repository keeps the "
                           "implementation there: `grader start` writes a stub)")
-    tests = repo_path(repo, chapter.student.tests)
-    if holds_tests(tests):
-        return read_submission(chapter, impl, tests)
-    _check_no_test_misnamed(tests, chapter.student.tests)
-    return read_submission(chapter, impl, None)
+    try:
+        tests = repo_path(repo, chapter.student.tests)
+        if not holds_tests(tests):
+            _check_no_test_misnamed(tests, chapter.student.tests)
+            tests = None
+    except IntakeError as exc:
+        return replace(read_submission(chapter, impl, None), tests_refused=str(exc))
+    return read_submission(chapter, impl, tests)
 
 
 def _check_no_test_misnamed(folder: Path, shown: str) -> None:

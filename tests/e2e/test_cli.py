@@ -95,6 +95,31 @@ def test_grading_a_correct_implementation_without_tests_passes(tmp_path):
     assert data["implementation"]["probes_agree"] is True
 
 
+@pytest.mark.parametrize("impl", ["examples/L4.3/correct/python/tinyllm/seq2seq/luong.py",
+                                  "examples/L4.3/pitfall-s04/python/tinyllm/seq2seq/luong.py"])
+def test_refused_tests_leave_the_implementation_graded(tmp_path, impl):
+    """Tests that import outside the contract are refused before anything runs, and the report
+    says why; the implementation is graded all the same (its grade was lost with them, where a
+    suite that could not be collected kept it: red team, round 28). Exit 2 when it passes: the
+    tests are bad input. Exit 1 when it fails: that is the grade."""
+    tests = tmp_path / "tests"
+    tests.mkdir()
+    (tests / "test_mine.py").write_text("from tinyllm.nn import Linear\n\ndef test_x():\n    assert Linear\n")
+    out = tmp_path / "report.json"
+    result = grader("grade", "--impl", str(REPO_ROOT / impl), "--tests", str(tests), "--format", "json",
+                    "--out", str(out))
+    data = json.loads(out.read_text())
+    validate(data)
+    passes = "correct" in impl
+    assert result.returncode == (2 if passes else 1), result.stdout + result.stderr
+    assert data["verdict"] == ("error" if passes else "fail")
+    assert data["implementation"]["verdict"] == ("pass" if passes else "fail")
+    assert data["implementation"]["behaves_like"] == ([] if passes else ["s04"])
+    assert data["tests"]["verdict"] == "error" and data["tests"]["mutants"] == []
+    assert data["error"] == ("the tests were refused, so only the implementation was graded: test_mine.py:1: imports "
+                             "'tinyllm.nn'; tests may import only " + data["error"].partition("may import only ")[2])
+
+
 @pytest.mark.slow
 def test_a_repo_just_started_grades_its_implementation_and_says_where_tests_go(tmp_path):
     """`grader start` leaves an empty tests folder: `grader check` grades the implementation and
