@@ -113,6 +113,9 @@ Slack = Mapping[str, np.ndarray]
 # forms: a module that lower-cased and stripped the name passed (red team, round 21)
 NOT_SCORES = ("cosine", "additive", "bilinear", "location", "scaled_dot", "mlp", "Dot", "GENERAL", "concat ")
 CONTRACT = "contract"
+# The contract case's outputs as a report names them: as_a_module, the name of its answer's field,
+# told a student nothing (red team, round 28)
+CONTRACT_WORDS = {"parameters": "parameters and checkpoints", "as_a_module": "as a training loop uses it"}
 REPLAYED_PER_SCORE = 3  # differing cases of each score the pitfalls' recognisers replay (_replayed)
 # float32's exp overflows above about 88.7, float64's above 709; a module that clips scores at
 # 1000 "for stability" passed float32's (red team, round 19)
@@ -915,11 +918,11 @@ def _contract_problems(case: str, wrong: list[str], student: dict[str, np.ndarra
         elif theirs is not None:
             lines = [f"{_clip(repr(gave))} (should be {should!r})"
                      for should, gave in zip(ours, theirs) if should != gave]
-            problems.append(f"{name}: " + ", ".join(lines[:3]) + _and_more(lines))
+            problems.append(f"{CONTRACT_WORDS.get(name, name)}: " + ", ".join(lines[:3]) + _and_more(lines))
         elif given is not None and given.ndim and reference[key].ndim and given.dtype.kind == "U":
-            problems.append(f"{name}: " + _lines_apart(ours, given.ravel().tolist()))
+            problems.append(f"{CONTRACT_WORDS.get(name, name)}: " + _lines_apart(ours, given.ravel().tolist()))
         else:
-            problems.append(f"{name} should be {_clip(str(reference[key].tolist()))}, got "
+            problems.append(f"{CONTRACT_WORDS.get(name, name)} should be {_clip(str(reference[key].tolist()))}, got "
                             f"{_clip(str(given.tolist() if given is not None else given))}")
     return problems
 

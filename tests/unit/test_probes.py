@@ -387,7 +387,7 @@ def test_an_implementation_that_raises_is_described(payload, pitfall_outputs):
                        f"({len(LABELS)} cases): the implementation raised RuntimeError: not written yet "
                        "(in the first read)")
     # the contract's questions of a module as a training loop uses it read attentional too
-    assert contract.startswith("contract: as_a_module: ") and "raises RuntimeError: not written yet" in contract
+    assert contract.startswith("contract: as a training loop uses it: ") and "raises RuntimeError: not written yet" in contract
     assert verdict.behaves_like == ()
 
 
@@ -505,7 +505,7 @@ def test_the_contract_names_parameters_and_query_from(payload):
     lines = _described(payload, "float64_by_default", "        self.combine = Linear(2 * d, d, bias=False, rng=rng)\n",
                        "        self.combine = Linear(2 * d, d, bias=False, rng=rng)\n        self.to(np.float64)\n")
     built, contract = lines
-    assert contract.startswith("contract: parameters: 'dot: combine.weight (")
+    assert contract.startswith("contract: parameters and checkpoints: 'dot: combine.weight (")
     assert "float64' (should be 'dot: combine.weight" in contract and "float32')" in contract
     # and a module used in float32 as it is built (the frozen: read) mixes the two, in every float32 case alike
     assert built.startswith(f"{EVERY_FLOAT32}: the implementation raised TypeError: dtype mismatch: float32 "
@@ -880,7 +880,7 @@ def test_contract_lines_of_another_count_are_told_apart_by_what_each_lacks(paylo
     lists cut at 200 characters, alike at the start, in numpy's print format (red team, round 17)."""
     layer = "        self.combine = Linear(2 * d, d, bias=False, rng=rng)\n"
     *_, contract = _described(payload, "combine_bias", layer, layer.replace("bias=False", "bias=True"))
-    assert contract.startswith("contract: parameters: extra 'dot: combine.bias ("), contract
+    assert contract.startswith("contract: parameters and checkpoints: extra 'dot: combine.bias ("), contract
     assert "missing \"dot: state_dict ['combine.weight']\"" in contract
     assert "initialisation: extra 'dot: combine.bias repeats with its seed'" in contract
 
@@ -916,7 +916,7 @@ def test_what_a_training_loop_asks_of_the_module_s_own_methods_is_checked(name, 
     source = apply_patch(example, (UNLOOKED / f"{name}.patch").read_text(encoding="utf-8"))
     student = probes.outputs_of(load_trusted_module(CHAPTER, name, source.encode()), contract_payload)
     lines = probes.judge(student, probes.outputs_of(REFERENCE, contract_payload), no_pitfalls).disagreements
-    assert len(lines) == 1 and lines[0].startswith("contract: as_a_module: "), lines
+    assert len(lines) == 1 and lines[0].startswith("contract: as a training loop uses it: "), lines
     assert ANSWERED_OTHERWISE[name] in lines[0], lines
 
 
