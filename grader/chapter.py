@@ -56,6 +56,8 @@ class Chapter:
     decoys: Path  # a folder of patches: correct implementations that look like mutants
     shape_decoys: Path  # decoys that change the code's shape (calls, names), one drawn in every grade
     manifest: Path
+    # the reference's functions the pool mutates -> where that is in the module, in the contract's words
+    mutant_places: Mapping[str, str] = field(default_factory=dict)
 
 
     @property
@@ -118,4 +120,5 @@ def load_chapter(chapter_id: str = DEFAULT_CHAPTER, *, root: Path = REPO_ROOT) -
         decoys=resolve("mutants", "decoys"),
         shape_decoys=resolve("mutants", "shape_decoys"),
         manifest=path,
+        mutant_places=dict(section("mutants").get("places", {})),
     )

@@ -660,11 +660,12 @@ def _variants(catalogue: Catalogue) -> dict[str, bytes]:
 
 def _grade_tests(suite: SuitePass, alone: SuitePass, chapter: Chapter, catalogue: Catalogue,
                  collected: frozenset[str], hint: str) -> Tests:
+    places = {m.id: chapter.mutant_places.get(m.function) for m in catalogue.pool.mutants}
     return scoring.grade_tests(
         validity=validity_rows(suite, collected, passed_alone=frozenset(
             run_id for run_id, run in alone.validity_runs().items() if not run.killed), hint=hint)
         + validity_rows(alone, collected, ALONE, hint=hint),
-        mutants=tuple(_mutant_result(suite, m.id, m.pitfall, collected) for m in catalogue.mutants
+        mutants=tuple(_mutant_result(suite, m.id, m.pitfall, collected, places.get(m.id)) for m in catalogue.mutants
                       if m.id in suite.runs),
         threshold=chapter.threshold,
         required_pitfalls=chapter.required_pitfalls,
@@ -720,10 +721,11 @@ def trusted_run_message(run: SuiteRun, otherwise: str = TRUSTED_RUN_HINT) -> str
     return UNSWAPPABLE_HINT if UNSWAPPABLE in run.message else otherwise
 
 
-def _mutant_result(suite: SuitePass, mutant_id: str, pitfall: bool, collected: frozenset[str]) -> MutantResult:
+def _mutant_result(suite: SuitePass, mutant_id: str, pitfall: bool, collected: frozenset[str],
+                   where: str | None) -> MutantResult:
     run = suite.runs[mutant_id]
     return MutantResult(id=mutant_id, pitfall=pitfall, outcome=MUTANT_OUTCOMES[run.outcome],
-                        killed_by=shown_node(run.node, collected) if run.killed else None)
+                        killed_by=shown_node(run.node, collected) if run.killed else None, where=where)
 
 
 def shown_node(node: str | None, collected: frozenset[str]) -> str | None:

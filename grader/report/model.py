@@ -11,7 +11,7 @@ import re
 from dataclasses import asdict, dataclass, field, fields
 from typing import ClassVar
 
-SCHEMA_VERSION = "1.1"
+SCHEMA_VERSION = "1.2"
 
 
 class Verdict(str, enum.Enum):
@@ -175,6 +175,7 @@ class MutantResult(PrintableText):
     pitfall: bool
     outcome: MutantOutcome
     killed_by: str | None = None
+    where: str | None = None  # a pool mutant's place in the module, in the contract's words (the chapter's)
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from rich.text import Text
 
 from grader.probes import FIRST_READ, NAMES_READS, OUTPUTS_NAMED, resized_reads
 from grader.probes import compared as probes_compared
-from grader.report.model import Report, TestsVerdict, Verdict, headline
+from grader.report.model import MutantResult, Report, TestsVerdict, Verdict, headline
 from grader.runner.inside.probe import AGAIN, CACHED, FROZEN, MODEL, NEXT, RESIZED
 from grader.runner.inside.records import IMPORT_FAILED
 
@@ -277,8 +277,19 @@ def _tests(report: Report) -> Text | Group:
         described = {pitfall.id: pitfall for pitfall in report.pitfalls}
         lines += [_hanging(f"    {pitfall_id}: ", described[pitfall_id].when_missed, style="red")
                   for pitfall_id in tests.pitfalls_missed if pitfall_id in described]
-    survivors = [m.id for m in tests.mutants if not m.outcome.is_killed and not m.pitfall]
+    survivors = [m for m in tests.mutants if not m.outcome.is_killed and not m.pitfall]
     if survivors:
-        lines.append(_hanging(f"  pool mutants that survived ({len(survivors)}): ", ", ".join(survivors)))
+        lines.append(Text(f"  pool mutants that survived ({len(survivors)}), by where they change the module:"))
+        lines += [_hanging("    ", f"in {where} ({len(ids)}): {', '.join(ids)}")
+                  for where, ids in survivors_by_place(survivors).items()]
         lines.append(_hanging("  ", SURVIVORS_HINT, style="yellow"))
     return Group(*lines)
+
+
+def survivors_by_place(survivors: Sequence[MutantResult]) -> dict[str, list[str]]:
+    """The survivors' ids under their place in the module, the place with the most first: a list of
+    ids alone could not be looked up anywhere, their code being never shown (red team, round 28)."""
+    places: dict[str, list[str]] = {}
+    for mutant in survivors:
+        places.setdefault(mutant.where or "another part", []).append(mutant.id)
+    return dict(sorted(places.items(), key=lambda place: -len(place[1])))

@@ -46,6 +46,13 @@ def test_ids_are_unique_and_every_patch_file_is_listed(pool):
     assert on_disk == set(ids)
 
 
+def test_every_mutated_function_has_a_place_a_report_names(pool):
+    """A surviving pool mutant is named by its place in the module (its code is never shown): a
+    function the manifest does not place would leave a student with an id and nothing else."""
+    assert {m.function for m in pool.mutants} <= set(CHAPTER.mutant_places)
+    assert all(place.strip() for place in CHAPTER.mutant_places.values())
+
+
 def test_the_version_is_a_hash_of_the_patches(pool):
     assert pool.version == pool_version(pool.patches)
     changed = dict(pool.patches)

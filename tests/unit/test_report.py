@@ -53,7 +53,8 @@ def sample(tests_verdict=TestsVerdict.FAIL) -> Report:
 def test_json_report_matches_its_schema():
     data = json.loads(render_json(sample()))
     validate(data)
-    assert data["tests"]["mutants"][1] == {"id": "s05", "pitfall": True, "outcome": "survived", "killed_by": None}
+    assert data["tests"]["mutants"][1] == {"id": "s05", "pitfall": True, "outcome": "survived", "killed_by": None,
+                                           "where": None}
     assert data["implementation"]["behaves_like"] == ["s05"]
 
 
@@ -220,6 +221,24 @@ def test_runs_that_all_passed_are_counted_and_the_others_named():
                        width=200)
     assert "  variant 1, variant 2 and 12 more runs: failed (test_x)\n" in text
     assert "  reference (run again last): failed (test_y)\n" in text and "variant 3" not in text
+
+
+def test_surviving_pool_mutants_are_listed_under_their_place_in_the_module():
+    """Their code is never shown, so an id alone told a student nothing to look up (red team,
+    round 28): each is listed under where it changes the module, the place with the most first."""
+    survivors = (MutantResult("g1", False, MutantOutcome.SURVIVED, where="scores"),
+                 MutantResult("g2", False, MutantOutcome.SURVIVED, where="the constructor"),
+                 MutantResult("g3", False, MutantOutcome.KILLED, "test_order", where="scores"),
+                 MutantResult("g4", False, MutantOutcome.SURVIVED, where="the constructor"))
+    report = sample()
+    report = replace(report, tests=replace(report.tests, mutants=report.tests.mutants + survivors))
+    text = render_text(report)
+    assert "pool mutants that survived (3), by where they change the module:" in text
+    assert text.index("in the constructor (2): g2, g4") < text.index("in scores (1): g1")
+    data = json.loads(render_json(report))
+    validate(data)
+    assert [m["where"] for m in data["tests"]["mutants"][2:]] == ["scores", "the constructor", "scores",
+                                                                   "the constructor"]
 
 
 def test_text_report_of_an_error():
