@@ -19,6 +19,7 @@ from grader.runner.inside.records import IMPORT_FAILED
 # Of the probes' disagreements, the ones a terminal shows: a module wrong at its root differs in
 # every case, and thirty such lines came to some 200 (red team, round 27); the first ones say it.
 MAX_PROBE_LINES = 6
+SLOW_SUITE_SECONDS = 1.0  # the student's tests on their own luong.py: slower, and the report says what it costs
 RAISED = re.compile(r"[^\s:]+\.py:\d+: ([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt))\b")
 STYLE = {"pass": "bold green", "fail": "bold red", "invalid": "bold red", "error": "bold yellow"}
 # The legend of the probes' lines, a sentence for each thing a shown line names: all of it came
@@ -270,6 +271,9 @@ def _tests(report: Report) -> Text | Group:
         # a failure here read as what sank the grade (round 26): it is there to explain the others
         counts = "; this run counts for nothing, it shows what your tests say" if yours.outcome != "passed" else ""
         lines.append(_hanging(f"  on {yours.implementation}: ", f"{yours.outcome}{failed}{said}{counts}"))
+    slow = _slow_suite(report)
+    if slow:
+        lines.append(_hanging("  slow: ", slow, style="yellow"))
     if tests.invalid_reason:
         lines.append(_hanging("  invalid: ", tests.invalid_reason, style="red"))
     if tests.pitfalls_missed and tests.verdict in (TestsVerdict.PASS, TestsVerdict.FAIL):  # else none was run
@@ -284,6 +288,17 @@ def _tests(report: Report) -> Text | Group:
                   for where, ids in survivors_by_place(survivors).items()]
         lines.append(_hanging("  ", SURVIVORS_HINT, style="yellow"))
     return Group(*lines)
+
+
+def _slow_suite(report: Report) -> str:
+    """Why the grade took long, when the student's tests did: a suite that took 203 s to grade
+    was told nothing of it (red team, round 28). Timed by their run on the student's own luong.py."""
+    took, total = report.timing.get("yours"), report.timing.get("total")
+    if took is None or total is None or took < SLOW_SUITE_SECONDS:
+        return ""
+    return (f"your tests took {took:.1f} s on your luong.py; they run to their first failure on each of the "
+            f"{report.tests.total} mutants and whole on some twenty correct implementations, so this grade took "
+            f"{total:.0f} s. Smaller inputs and fewer sizes or repetitions keep the same checks and grade in seconds.")
 
 
 def survivors_by_place(survivors: Sequence[MutantResult]) -> dict[str, list[str]]:

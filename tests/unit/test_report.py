@@ -241,6 +241,18 @@ def test_surviving_pool_mutants_are_listed_under_their_place_in_the_module():
                                                                    "the constructor"]
 
 
+def test_a_slow_suite_is_told_what_it_cost_the_grade():
+    """A suite that took 203 s to grade was told nothing of it (red team, round 28)."""
+    report = sample()
+    yours = ValidityRun("your luong.py", "passed")
+    slow = replace(report, tests=replace(report.tests, on_your_implementation=yours),
+                   timing={"yours": 2.4, "total": 203.0})
+    assert "slow: your tests took 2.4 s on your luong.py" in render_text(slow)
+    assert "this grade took 203 s" in render_text(slow)
+    assert "slow:" not in render_text(replace(slow, timing={"yours": 0.2, "total": 8.0}))
+    assert "slow:" not in render_text(replace(slow, timing={}))
+
+
 def test_text_report_of_an_error():
     report = Report(chapter="L4.3", verdict=Verdict.ERROR, implementation=None, tests=None, pool_version="",
                     pitfalls=(), backend="bwrap", submission="", error="luong.py: not found")
