@@ -58,6 +58,7 @@ class Chapter:
     manifest: Path
     # the reference's functions the pool mutates -> where that is in the module, in the contract's words
     mutant_places: Mapping[str, str] = field(default_factory=dict)
+    place_hints: Mapping[str, str] = field(default_factory=dict)  # a place -> what tests catch its mutants
 
 
     @property
@@ -121,4 +122,5 @@ def load_chapter(chapter_id: str = DEFAULT_CHAPTER, *, root: Path = REPO_ROOT) -
         shape_decoys=resolve("mutants", "shape_decoys"),
         manifest=path,
         mutant_places=dict(section("mutants").get("places", {})),
+        place_hints=dict(section("mutants").get("place_hints", {})),
     )

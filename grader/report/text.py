@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import io
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
+from grader.chapter import ManifestError, load_chapter
 from grader.probes import FIRST_READ, NAMES_READS, OUTPUTS_NAMED, resized_reads
 from grader.probes import compared as probes_compared
 from grader.report.model import MutantResult, Report, TestsVerdict, Verdict, headline
@@ -70,11 +71,7 @@ EXTREME_LEGEND = (
 )
 SURVIVORS_HINT = (
     "a pool mutant is the reference with one small change; its code is not shown, as it would show the "
-    "reference. Most change the numbers: tests that compare outputs and gradients with a computation of your "
-    "own, at several widths, lengths, masks and both dtypes, for each score, catch those. Many change the "
-    "constructor (how each parameter is drawn from the rng it is given, its names and shapes, which arguments it "
-    "refuses) or the input checks (which malformed calls raise ValueError): tests of a module built from a "
-    "seeded rng, and of each malformed call the contract names, catch those."
+    "reference. Under each place, what tests catch its mutants:"
 )
 
 
@@ -284,10 +281,22 @@ def _tests(report: Report) -> Text | Group:
     survivors = [m for m in tests.mutants if not m.outcome.is_killed and not m.pitfall]
     if survivors:
         lines.append(Text(f"  pool mutants that survived ({len(survivors)}), by where they change the module:"))
-        lines += [_hanging("    ", f"in {where} ({len(ids)}): {', '.join(ids)}")
-                  for where, ids in survivors_by_place(survivors).items()]
         lines.append(_hanging("  ", SURVIVORS_HINT, style="yellow"))
+        hints = _place_hints(report)
+        for where, ids in survivors_by_place(survivors).items():
+            lines.append(_hanging("    ", f"in {where} ({len(ids)}): {', '.join(ids)}"))
+            if where in hints:
+                lines.append(_hanging("      ", hints[where], style="yellow"))
     return Group(*lines)
+
+
+def _place_hints(report: Report) -> Mapping[str, str]:
+    """What catches the mutants of each place, as the chapter says; none when its manifest can no
+    longer be read (a report rendered again elsewhere)."""
+    try:
+        return load_chapter(report.chapter).place_hints
+    except ManifestError:
+        return {}
 
 
 def _slow_suite(report: Report) -> str:

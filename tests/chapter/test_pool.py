@@ -51,6 +51,8 @@ def test_every_mutated_function_has_a_place_a_report_names(pool):
     function the manifest does not place would leave a student with an id and nothing else."""
     assert {m.function for m in pool.mutants} <= set(CHAPTER.mutant_places)
     assert all(place.strip() for place in CHAPTER.mutant_places.values())
+    assert set(CHAPTER.mutant_places.values()) == set(CHAPTER.place_hints)  # and says what catches them
+    assert all(hint.strip() for hint in CHAPTER.place_hints.values())
 
 
 def test_the_version_is_a_hash_of_the_patches(pool):

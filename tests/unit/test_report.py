@@ -10,6 +10,7 @@ from xml.etree import ElementTree
 import jsonschema
 import pytest
 
+from grader.chapter import load_chapter
 from grader.report.formats import RENDERERS
 from grader.report.json_report import render_json, validate
 from grader.report.model import (
@@ -235,6 +236,8 @@ def test_surviving_pool_mutants_are_listed_under_their_place_in_the_module():
     text = render_text(report)
     assert "pool mutants that survived (3), by where they change the module:" in text
     assert text.index("in the constructor (2): g2, g4") < text.index("in scores (1): g1")
+    hint = load_chapter("L4.3").place_hints["scores"]  # what catches them, as the chapter says
+    assert text.index("in scores (1): g1") < text.index(hint[:40])
     data = json.loads(render_json(report))
     validate(data)
     assert [m["where"] for m in data["tests"]["mutants"][2:]] == ["scores", "the constructor", "scores",
