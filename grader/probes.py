@@ -907,6 +907,7 @@ def _contract_problems(case: str, wrong: list[str], student: dict[str, np.ndarra
     problems = []
     for key in wrong:
         name = key.partition(".")[2]
+        shown = CONTRACT_WORDS.get(name, name)
         ours, given = reference[key].ravel().tolist(), student.get(key)
         theirs = given.ravel().tolist() if _alike(given, reference[key]) else None
         if name == "validation" and theirs is not None:
@@ -918,11 +919,11 @@ def _contract_problems(case: str, wrong: list[str], student: dict[str, np.ndarra
         elif theirs is not None:
             lines = [f"{_clip(repr(gave))} (should be {should!r})"
                      for should, gave in zip(ours, theirs) if should != gave]
-            problems.append(f"{CONTRACT_WORDS.get(name, name)}: " + ", ".join(lines[:3]) + _and_more(lines))
+            problems.append(f"{shown}: " + ", ".join(lines[:3]) + _and_more(lines))
         elif given is not None and given.ndim and reference[key].ndim and given.dtype.kind == "U":
-            problems.append(f"{CONTRACT_WORDS.get(name, name)}: " + _lines_apart(ours, given.ravel().tolist()))
+            problems.append(f"{shown}: " + _lines_apart(ours, given.ravel().tolist()))
         else:
-            problems.append(f"{CONTRACT_WORDS.get(name, name)} should be {_clip(str(reference[key].tolist()))}, got "
+            problems.append(f"{shown} should be {_clip(str(reference[key].tolist()))}, got "
                             f"{_clip(str(given.tolist() if given is not None else given))}")
     return problems
 

@@ -306,8 +306,9 @@ def _slow_suite(report: Report) -> str:
     if took is None or total is None or took < SLOW_SUITE_SECONDS:
         return ""
     return (f"your tests took {took:.1f} s on your luong.py; they run to their first failure on each of the "
-            f"{report.tests.total} mutants and whole on some twenty correct implementations, so this grade took "
-            f"{total:.0f} s. Smaller inputs and fewer sizes or repetitions keep the same checks and grade in seconds.")
+            f"{report.tests.total} mutants and whole in {len(report.tests.validity)} runs of correct implementations, "
+            f"so this grade took {total:.0f} s. Smaller inputs and fewer sizes or repetitions keep the same checks "
+            "and grade in seconds.")
 
 
 def survivors_by_place(survivors: Sequence[MutantResult]) -> dict[str, list[str]]:
