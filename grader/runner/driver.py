@@ -58,6 +58,13 @@ FIRST_RUN_SECONDS = 20.0
 # Requests queued per worker: the zygote reads the next one the moment a child ends, instead of
 # idling while this side handles an answer and sends the next request.
 PIPELINE_DEPTH = 2
+# How many of the latest requests' answers the test order may lack (see suite_runs). With several
+# workers, a run that passes (every test: some twenty times a kill's time) holds the oldest place
+# while the others finish short runs; an order that needed the answers of all but the window's
+# last requests made the driver wait for it with a worker idle (a fifth of the example's mutation
+# pass, 0.8 to 1.2 s of it; this lag: 0.2 s). A longer lag learns the killers later (32: more child
+# CPU than 16, measured by bench/mutation_speed.py's breakdown).
+ORDER_LAG = 16
 THREAD_ENV = {name: "1" for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
 
 
@@ -285,17 +292,19 @@ class WarmRunner:
         if last is not None:
             queue.insert(0, last)  # the queue is sent from its end
         window = PIPELINE_DEPTH * self.workers
+        # one worker answers in send order, so waiting for the oldest answer never idles it
+        lag = window if self.workers == 1 else max(window, ORDER_LAG)
         sent: list[str] = []  # run ids by send index
         in_flight: dict[int, tuple[int, float]] = {}  # token -> (send index, deadline)
         results: dict[int, SuiteRun] = {}  # by send index
         counted = 0  # results folded into the kill counts so far, in send order
         while queue or in_flight:
             while queue and len(in_flight) < window:
-                # Request i is ordered by the kills of requests 0 .. i-window-1 exactly, so the order
+                # Request i is ordered by the kills of requests 0 .. i-lag-1 exactly, so the order
                 # (and so which test is reported as the killer) never depends on which of the
                 # parallel runs happened to answer first: a regrade gives the same report.
-                counted = self._count_kills(results, counted, upto=len(sent) - window)
-                if counted < len(sent) - window:
+                counted = self._count_kills(results, counted, upto=len(sent) - lag)
+                if counted < len(sent) - lag:
                     break  # an older run is still out: wait for its answer first
                 run_id, module = queue.pop()
                 code = compiled.get(module) if compiled else None

@@ -37,3 +37,75 @@ def test_the_order_stays_within_its_share_of_a_request(chapter):
     order = runner._killers_first()
     assert 0 < len(order) < 16 and order == list(runner.collected[:len(order)])
     assert len(encode_frame({"kind": "suite", "order": order})) <= MAX_ORDER_BYTES + 100 < MAX_HEADER_BYTES
+
+
+class SimulatedZygote:
+    """The zygote's schedule on a clock of its own: requests start in the order sent, each on the
+    first worker free, and take as long as ``durations`` says of their module; an answer comes
+    back when its run ends. Every run fails at the test ``killer`` names (None: it passes)."""
+
+    def __init__(self, workers: int, durations: dict[bytes, float], killer: dict[bytes, str | None]) -> None:
+        self.free_at = [0.0] * workers
+        self.durations, self.killer = durations, killer
+        self.now = 0.0
+        self.running: dict[int, tuple[float, bytes]] = {}  # token -> (end, module)
+        self.orders: dict[bytes, list[str]] = {}  # the order each module's request carried
+        self.sent_before_first_answer: int | None = None
+
+    def send(self, runner: WarmRunner, request: dict, blobs: list[bytes], deadline: float | None = None) -> int:
+        runner._tokens += 1
+        worker = min(range(len(self.free_at)), key=lambda index: self.free_at[index])
+        start = max(self.now, self.free_at[worker])
+        self.free_at[worker] = start + self.durations[blobs[0]]
+        self.running[runner._tokens] = (self.free_at[worker], blobs[0])
+        self.orders[blobs[0]] = request["order"]
+        return runner._tokens
+
+    def receive(self, deadline: float) -> tuple[dict, list[bytes]]:
+        if self.sent_before_first_answer is None:
+            self.sent_before_first_answer = len(self.running)
+        token = min(self.running, key=lambda token: self.running[token][0])
+        self.now, module = self.running.pop(token)
+        node = self.killer[module]
+        return {"run": token, "kind": "suite", "outcome": "passed" if node is None else "failed", "node": node,
+                "message": "", "output": "", "seconds": 0.0, "test_seconds": 0.0, "install_seconds": 0.0,
+                "test_cpu_seconds": 0.0, "cpu_seconds": 0.0, "page_faults": 0}, []
+
+
+def simulated_pass(chapter, monkeypatch, durations: dict[bytes, float], killer: dict[bytes, str | None],
+                   workers: int = 2) -> SimulatedZygote:
+    runner = WarmRunner(chapter=chapter, backend=get_backend("bwrap"), student_tests=chapter.oracle_suite,
+                        workers=workers, seed=7)
+    runner.collected = ("test_x.py::test_a", "test_x.py::test_b", "test_x.py::test_c")
+    zygote = SimulatedZygote(workers, durations, killer)
+    monkeypatch.setattr(runner, "_send", lambda *args, **kwargs: zygote.send(runner, *args, **kwargs))
+    monkeypatch.setattr(runner, "_receive", zygote.receive)
+    runs = runner.suite_runs([(module.decode(), module) for module in durations], timeout=1.0)
+    assert {run_id: run.killed for run_id, run in runs.items()} == {
+        module.decode(): killer[module] is not None for module in durations}
+    return zygote
+
+
+def test_a_long_run_does_not_leave_the_other_worker_idle(chapter, monkeypatch):
+    """A run that passes takes some twenty times a kill's: while it held the oldest place, the
+    driver sent nothing more, since each request's order needed the answers of all but the last
+    few requests, and the other worker idled (0.8 to 1.2 s of the example's 5 s mutation pass)."""
+    modules = [*(f"passes{index}".encode() for index in range(4)), *(f"mutant{index}".encode() for index in range(200))]
+    durations = {module: 20.0 if module.startswith(b"passes") else 1.0 for module in modules}
+    killer = {module: None if module.startswith(b"passes") else "test_x.py::test_b" for module in modules}
+    zygote = simulated_pass(chapter, monkeypatch, durations, killer)
+    busy = sum(durations.values()) / 2  # both workers busy throughout: 140
+    assert max(zygote.free_at) <= busy + 5.0  # 142 now; 154 when the order needed all but the last 4 answers
+
+
+def test_the_order_a_run_gets_does_not_depend_on_which_run_answered_first(chapter, monkeypatch):
+    """Which test a mutant's run is reported killed by depends on the order its request carried,
+    so that order must not depend on the timing of the parallel runs: a regrade gives the same
+    report. Two schedules of the same runs, every order the same, and the kills did reorder it."""
+    modules = [f"module{index}".encode() for index in range(60)]
+    killer = {module: ("test_x.py::test_c" if index % 3 else None) for index, module in enumerate(modules)}
+    even = simulated_pass(chapter, monkeypatch, dict.fromkeys(modules, 1.0), killer)
+    uneven = simulated_pass(chapter, monkeypatch, {module: 1.0 + (index * 7919 % 13) for index, module
+                                                   in enumerate(modules)}, killer)
+    assert even.orders == uneven.orders
+    assert ["test_x.py::test_c"] in even.orders.values()
