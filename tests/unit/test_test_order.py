@@ -50,7 +50,6 @@ class SimulatedZygote:
         self.now = 0.0
         self.running: dict[int, tuple[float, bytes]] = {}  # token -> (end, module)
         self.orders: dict[bytes, list[str]] = {}  # the order each module's request carried
-        self.sent_before_first_answer: int | None = None
 
     def send(self, runner: WarmRunner, request: dict, blobs: list[bytes], deadline: float | None = None) -> int:
         runner._tokens += 1
@@ -62,8 +61,6 @@ class SimulatedZygote:
         return runner._tokens
 
     def receive(self, deadline: float) -> tuple[dict, list[bytes]]:
-        if self.sent_before_first_answer is None:
-            self.sent_before_first_answer = len(self.running)
         token = min(self.running, key=lambda token: self.running[token][0])
         self.now, module = self.running.pop(token)
         node = self.killer[module]
@@ -72,12 +69,13 @@ class SimulatedZygote:
                 "test_cpu_seconds": 0.0, "cpu_seconds": 0.0, "page_faults": 0}, []
 
 
-def simulated_pass(chapter, monkeypatch, durations: dict[bytes, float], killer: dict[bytes, str | None],
-                   workers: int = 2) -> SimulatedZygote:
+def simulated_pass(chapter, monkeypatch, durations: dict[bytes, float],
+                   killer: dict[bytes, str | None]) -> SimulatedZygote:
+    """The runs of ``durations`` through suite_runs with two workers, scheduled by a SimulatedZygote."""
     runner = WarmRunner(chapter=chapter, backend=get_backend("bwrap"), student_tests=chapter.oracle_suite,
-                        workers=workers, seed=7)
+                        workers=2, seed=7)
     runner.collected = ("test_x.py::test_a", "test_x.py::test_b", "test_x.py::test_c")
-    zygote = SimulatedZygote(workers, durations, killer)
+    zygote = SimulatedZygote(runner.workers, durations, killer)
     monkeypatch.setattr(runner, "_send", lambda *args, **kwargs: zygote.send(runner, *args, **kwargs))
     monkeypatch.setattr(runner, "_receive", zygote.receive)
     runs = runner.suite_runs([(module.decode(), module) for module in durations], timeout=1.0)
