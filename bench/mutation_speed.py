@@ -44,7 +44,9 @@ limit         The physical limit: the in-process time of the tests up to the fir
 full grade    ``python -m grader check examples/L4.3/correct`` (course tests, probes, validity,
               the whole pool, and the runs alone that check its kills in a second sandbox),
               median wall of N fresh processes, bwrap; if the bundled example is missing,
-              ``grader grade`` of the first correct variant with the oracle suite.
+              ``grader grade`` of the first correct variant with the oracle suite. Printed with
+              the CPU the machine spent during each (/proc/stat) and the report's phases:
+              that CPU spread over every core is the least a grade doing the same work takes.
 
 Targets (PASS/MISS is printed, never asserted: the machine is shared and noisy): runner ÷
 pytest/mutant >= 10, runner ÷ mutmut >= 2, runner wall ÷ limit <= 1.5, full grade <= 3 s. The
@@ -63,7 +65,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
-from speed_baselines import MethodFailed, Timing, full_grade_command, full_grades, mutmut_run, pytest_per_mutant
+from speed_baselines import (
+    GradeTiming,
+    MethodFailed,
+    Timing,
+    busy_cpu_seconds,
+    full_grade_command,
+    full_grades,
+    mutmut_run,
+    pytest_per_mutant,
+)
 
 from grader.chapter import Chapter, load_chapter
 from grader.mutants import CatalogueError, load_catalogue
@@ -133,18 +144,6 @@ def runs_without_tests(runner: WarmRunner, count: int, timeout: float) -> tuple[
     return Timing(count, count, wall), runs
 
 
-def busy_cpu_seconds() -> float | None:
-    """CPU time every core has spent not idle since boot (all processes, kernel included), or
-    None where /proc/stat is missing."""
-    try:
-        with open("/proc/stat", encoding="ascii") as stat:
-            ticks = [int(field) for field in stat.readline().split()[1:]]
-    except OSError:
-        return None
-    idle = ticks[3] + ticks[4]  # idle and iowait
-    return (sum(ticks[:8]) - idle) / os.sysconf("SC_CLK_TCK")  # guest time is already in user
-
-
 def generated_mutants(reference: bytes) -> dict[str, bytes]:
     """Every mutant mutmut's operators make of the reference, as the pool generator enumerates them."""
     try:
@@ -209,6 +208,24 @@ def print_breakdown(ours: RunnerResult) -> None:
     print("  slowest runs: " + ", ".join(f"{r.id} {r.seconds * 1e3:.0f} ms ({r.outcome.value})" for r in slowest))
 
 
+def print_full_grades(command: list[str], grades: list[GradeTiming]) -> None:
+    """The full grades' wall times, the CPU they kept busy, and their phases (the report's
+    ``timing``, median of each): which phases a faster grade must shorten, and whether the cores
+    sat idle in it (a phase that runs one child at a time, for isolation) or were busy (then only
+    less work helps)."""
+    walls = [grade.wall_seconds for grade in grades]
+    print(f"\nfull grade ({' '.join(command[2:])}): median {statistics.median(walls):.2f} s of "
+          f"{', '.join(f'{seconds:.2f}' for seconds in walls)}")
+    busy = [grade.busy_cpu_seconds for grade in grades if grade.busy_cpu_seconds is not None]
+    if busy:
+        cores = os.cpu_count() or 1
+        share = statistics.median(b / (cores * w) for b, w in zip(busy, walls))
+        print(f"  machine CPU during a grade: median {statistics.median(busy):.2f} s, {share:.0%} of the {cores} cores")
+    phases = [name for name in grades[0].phases if name != "total"]
+    print("  phases (median s; judge runs beside the others): " + ", ".join(
+        f"{name} {statistics.median(grade.phases.get(name, 0.0) for grade in grades):.2f}" for name in phases))
+
+
 def verdict(ok: bool) -> str:
     return "PASS" if ok else "MISS"
 
@@ -247,7 +264,7 @@ def print_ratio(label: str, value: float, target: str, ok: bool | None) -> None:
 
 
 def print_ratios(ours: RunnerResult | None, everything: RunnerResult | None, per_mutant: Timing | None,
-                 mutmut: Timing | None, grade_seconds: list[float] | None) -> None:
+                 mutmut: Timing | None, grades: list[GradeTiming] | None) -> None:
     print("\nratios:")
     if ours and per_mutant:
         ratio = ours.timing.rate / per_mutant.rate
@@ -264,10 +281,14 @@ def print_ratios(ours: RunnerResult | None, everything: RunnerResult | None, per
         print_ratio("  by the tests' wall", ours.timing.wall_seconds / ours.limit_by_wall, "(the former measure)", None)
         floor = (ours.limit.wall_seconds + ours.empty.wall_seconds) / ours.limit.wall_seconds
         print_ratio("  floor ÷ limit", floor, "(floor = limit + empty: no run costs less than empty)", None)
-    if grade_seconds:
-        median = statistics.median(grade_seconds)
+    if grades:
+        median = statistics.median(grade.wall_seconds for grade in grades)
         print_ratio("full grade median", median, f"s (target <= {TARGET_GRADE_SECONDS:g} s)",
                     median <= TARGET_GRADE_SECONDS)
+        busy = [grade.busy_cpu_seconds for grade in grades if grade.busy_cpu_seconds is not None]
+        if busy:
+            print_ratio("  CPU ÷ cores", statistics.median(busy) / (os.cpu_count() or 1),
+                        "s (a grade's CPU spread over every core: no grade of the same work is faster)", None)
 
 
 def main() -> int:
@@ -310,7 +331,7 @@ def main() -> int:
     per_mutant = measure("pytest/mutant", failures, lambda: pytest_per_mutant(
         chapter, reference=reference, mutants=sample, workers=workers))
     mutmut = measure("mutmut", failures, lambda: mutmut_run(chapter, reference=reference, max_children=workers))
-    grade_seconds = measure("full grade", failures, lambda: full_grades(command, repeats=grades))
+    full = measure("full grade", failures, lambda: full_grades(command, repeats=grades))
 
     print_table([
         ("runner", ours.timing if ours else None,
@@ -322,13 +343,12 @@ def main() -> int:
         ("empty", ours.empty if ours else None, "as many runs, none running a test: the runner's own cost"),
         ("limit", ours.limit if ours else None, "sum of the tests' CPU time / workers"),
     ])
-    if grade_seconds:
-        print(f"\nfull grade ({' '.join(command[2:])}): median {statistics.median(grade_seconds):.2f} s of "
-              f"{', '.join(f'{seconds:.2f}' for seconds in grade_seconds)}")
+    if full:
+        print_full_grades(command, full)
     load = os.getloadavg()[0]
     crowded = ": other work competed for the cores, times are inflated" if load > (os.cpu_count() or 1) else ""
     print(f"(load average {load:.1f} after{crowded})")
-    print_ratios(ours, everything, per_mutant, mutmut, grade_seconds)
+    print_ratios(ours, everything, per_mutant, mutmut, full)
     if ours:
         print_breakdown(ours)
     for failure in failures:

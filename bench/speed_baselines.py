@@ -9,6 +9,7 @@ output, so the benchmark can tell "slow" from "broken".
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -191,20 +192,45 @@ def full_grade_command(chapter: Chapter, backend: str) -> list[str]:
             "--chapter", chapter.id, "--backend", backend]
 
 
-def full_grades(command: list[str], *, repeats: int) -> list[float]:
-    """Wall seconds of ``repeats`` full grades, each in a fresh process as a student runs it.
+@dataclass(frozen=True)
+class GradeTiming:
+    """One full grade: its wall time, the CPU the whole machine spent meanwhile, and the
+    report's own timing of its phases (``timing`` of the JSON report)."""
+
+    wall_seconds: float
+    busy_cpu_seconds: float | None  # None where /proc/stat is missing
+    phases: dict[str, float]
+
+
+def full_grades(command: list[str], *, repeats: int) -> list[GradeTiming]:
+    """``repeats`` full grades, each in a fresh process as a student runs it, reporting in JSON.
 
     Exit 0 (pass) and 1 (fail) are both finished grades; 2 (could not grade) or a crash is not.
     """
-    seconds = []
+    grades = []
     for _ in range(repeats):
+        busy_before = busy_cpu_seconds()
         started = time.monotonic()
         try:
-            done = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True,
+            done = subprocess.run([*command, "--format", "json"], cwd=REPO_ROOT, capture_output=True, text=True,
                                   timeout=GRADE_TIMEOUT_SECONDS)
         except subprocess.TimeoutExpired as exc:
             raise MethodFailed(f"a full grade took more than {GRADE_TIMEOUT_SECONDS:.0f} s") from exc
-        seconds.append(time.monotonic() - started)
+        wall = time.monotonic() - started
+        busy = None if busy_before is None else busy_cpu_seconds() - busy_before
         if done.returncode not in (0, 1):
             raise MethodFailed(f"{' '.join(command[1:])} exited {done.returncode}:\n{_tail(done.stdout + done.stderr)}")
-    return seconds
+        grades.append(GradeTiming(wall, busy, json.loads(done.stdout)["timing"]))
+    return grades
+
+
+def busy_cpu_seconds() -> float | None:
+    """CPU time every core has spent not idle since boot (all processes, kernel included), or
+    None where /proc/stat is missing."""
+    try:
+        with open("/proc/stat", encoding="ascii") as stat:
+            ticks = [int(field) for field in stat.readline().split()[1:]]
+    except OSError:
+        return None
+    idle = ticks[3] + ticks[4]  # idle and iowait
+    return (sum(ticks[:8]) - idle) / os.sysconf("SC_CLK_TCK")  # guest time is already in user
