@@ -11,7 +11,6 @@ made unreadable would stay in the scratch, where the next run could measure it (
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import stat
 import time
@@ -78,18 +77,56 @@ def _in_flight(pid: int, parents: dict[int, int], running: Collection[int]) -> b
 
 def remove_files(path: Path) -> None:
     """Remove ``path`` and everything below it, whatever permissions the run gave them (the
-    zygote is their owner, so it can give them back); RuntimeError if anything remains."""
+    zygote is their owner, so it can give them back); RuntimeError if anything remains.
+
+    It walks by relative names from inside each folder, never by a path from the top: a run that
+    chained folders deeper than PATH_MAX (mkdir with dir_fd) made every path-based call fail
+    (ENAMETOOLONG), and the clean zygote died quoting a path whose names the run had written
+    (red team, round 29). No recursion either, for the same depth."""
     if path.is_dir() and not path.is_symlink():
-        pending = [path]
-        while pending:  # top-down: a folder must be searchable before what is in it can be seen
-            folder = pending.pop()
-            os.chmod(folder, stat.S_IRWXU)
-            pending += [Path(entry.path) for entry in os.scandir(folder) if entry.is_dir(follow_symlinks=False)]
-        shutil.rmtree(path)
+        home = os.open(".", os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            _remove_tree(path)
+        finally:
+            os.fchdir(home)
+            os.close(home)
     else:
         path.unlink(missing_ok=True)
     if os.path.lexists(path):
         raise RuntimeError(f"what a run left in {path} would not go")
+
+
+def _remove_tree(top: Path) -> None:
+    """Empty and remove ``top``, changing into each folder (made searchable first) to empty it.
+
+    The run that made the tree is over and its processes ended, so nothing moves a folder
+    while this walks it; ".." is the folder it came from."""
+    os.chmod(top, stat.S_IRWXU)
+    os.chdir(top)
+    below: list[str] = []  # the names of the folders entered, from top
+    while True:
+        folder = _first_folder_emptying_the_rest(".")
+        if folder is not None:
+            os.chmod(folder, stat.S_IRWXU)
+            os.chdir(folder)
+            below.append(folder)
+        elif below:
+            os.chdir("..")
+            os.rmdir(below.pop())
+        else:
+            break
+    os.chdir("..")
+    os.rmdir(top.name)
+
+
+def _first_folder_emptying_the_rest(folder: str) -> str | None:
+    """Unlink what ``folder`` holds up to its first folder, and return that folder's name."""
+    with os.scandir(folder) as entries:
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                return entry.name
+            os.unlink(entry.name)
+    return None
 
 
 def kill_group(pid: int) -> None:
