@@ -95,7 +95,10 @@ class Channel:
     ``shows_sandbox`` says whether a failure may quote what the sandbox said (the end of its
     stderr, the frame that broke the protocol). Not for a zygote that collected the student's
     tests: their conftest runs in it and sees every module sent there, the grader's reference and
-    mutants included, so anything it prints or sends could carry their text into the report."""
+    mutants included, so anything it prints or sends could carry their text into the report. Nor,
+    once the first run has been asked for, for the clean one (stop_quoting): its zygote's own
+    errors can then name what a run made (a path of folders a test named after the module it held
+    died in a traceback: red team, round 29)."""
 
     def __init__(self, process: SandboxedProcess, *, shows_sandbox: bool) -> None:
         self._process = process
@@ -103,6 +106,10 @@ class Channel:
         self._in = process.stdout.fileno()
         self._out = process.stdin.fileno()
         os.set_blocking(self._out, False)
+
+    def stop_quoting(self) -> None:
+        """From now on a failure says what became of the sandbox, but not what it said."""
+        self._shows_sandbox = False
 
     def send(self, header: dict, blobs: list[bytes], *, deadline: float) -> None:
         try:

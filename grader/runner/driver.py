@@ -49,6 +49,13 @@ MAX_MODULE_BYTES = 1 << 20
 # make them long and of characters JSON spells in 12 bytes. Far below a pipe's buffer (64 KiB), so
 # that requests queued for the zygote do not wait on one another's names.
 MAX_ORDER_BYTES = 16 << 10
+# The course tests' rows a luong.py's runs may report (the chapter's tests, parametrized, and the
+# errors of files that fail to import), and how long a test's id may be for the reruns to skip it.
+# The rows are the student's process's to write: one that reported 450 new ones a run, each run
+# ending unfinished so that the driver ran the course tests again, made a report of 44 MB, and
+# longer ids a request over the frame's limit (red team, round 29).
+MAX_COURSE_ROWS = 200
+MAX_SKIPPED_NODE_CHARS = 1000
 STARTUP_SECONDS = 120.0  # imports and collection, once per sandbox
 ANSWER_SLACK_SECONDS = 10.0  # beyond a run's own timeout: kill, reap and answer
 # The first reference run has no earlier run to derive its timeout from. A suite slower than this on
@@ -196,7 +203,9 @@ class WarmRunner:
             raise ValueError(f"module must be 1 to {MAX_MODULE_BYTES} bytes, got {len(blobs[0])}")
         self._tokens += 1
         deadline = time.monotonic() + ANSWER_SLACK_SECONDS if deadline is None else deadline
-        self._live_channel().send({**request, "run": self._tokens}, blobs, deadline=deadline)
+        channel = self._live_channel()
+        channel.stop_quoting()  # a run's code is the student's, or runs the student's tests
+        channel.send({**request, "run": self._tokens}, blobs, deadline=deadline)
         return self._tokens
 
     def _receive(self, deadline: float) -> tuple[dict, list[bytes]]:
@@ -225,11 +234,14 @@ class WarmRunner:
         ends = time.monotonic() + budget
         while True:
             attempt = min(timeout, max(0.0, ends - time.monotonic()))
-            answer, _ = self._roundtrip({"kind": "course", "timeout": attempt, "skip": sorted(results)}, [module])
-            collected = collected if collected is not None else answer["collected"]
+            skip = sorted(node for node in results if len(node) <= MAX_SKIPPED_NODE_CHARS)
+            answer, _ = self._roundtrip({"kind": "course", "timeout": attempt, "skip": skip}, [module])
+            collected = collected if collected is not None else answer["collected"][:MAX_COURSE_ROWS]
             for test in answer["tests"]:
                 results[test["node"]] = TestOutcome(test["node"], Outcome(test["outcome"]), test["message"],
                                                     test["seconds"])
+            if len(results) > MAX_COURSE_ROWS:
+                return _too_many_rows(results, collected)
             if answer["complete"]:
                 break
             culprit = answer["node"] or "<collection>"
@@ -370,3 +382,13 @@ class WarmRunner:
                                last=(REFERENCE_AGAIN, reference) if self.collect else None, compiled=compiled)
         return SuitePass(timeout=timeout, runs={REFERENCE: first, **rest}, variants=tuple(variants),
                          mutants=tuple(mutants))
+
+
+def _too_many_rows(results: dict[str, TestOutcome], collected: list[str]) -> list[TestOutcome]:
+    """What a course run that reported more than MAX_COURSE_ROWS rows ends with: the rows of the
+    tests it said it collected, first, and one error saying the rest were dropped."""
+    named = [results[node] for node in collected if node in results]
+    dropped = TestOutcome("<report>", Outcome.ERROR,
+                          f"the course tests' runs reported {len(results)} results, more than the "
+                          f"{MAX_COURSE_ROWS} any course test file makes; the rest are not shown", 0.0)
+    return [*named[:MAX_COURSE_ROWS], dropped]
