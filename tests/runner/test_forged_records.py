@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from grader.runner.driver import MAX_COURSE_ROWS
 from grader.runner.results import Outcome
 
 # Appended to the reference: at import, in the course run's child, write the frames of FORGERIES[...]
@@ -43,3 +44,40 @@ def test_forged_records_make_a_crash_not_a_dead_zygote(runner_for, reference, bo
     crashed = [test for test in results if test.node == "<collection>"]
     assert [test.outcome for test in crashed] == [Outcome.ERROR], results
     assert "invalid record" in crashed[0].message, crashed[0].message
+
+
+# Appended to the reference: in each course run, report ROWS results of tests no file defines,
+# through the child's own recorder (found on the stack), and end the run unfinished, so that the
+# driver runs the course tests again around the last one (red team, round 29).
+ROW_BOMB = """
+def _bomb():
+    import os, sys
+    frame, job, recorder = sys._getframe(), None, None
+    while frame is not None:
+        job = job or (frame.f_locals.get("job") if hasattr(frame.f_locals.get("job"), "kind") else None)
+        recorder = recorder or (frame.f_locals.get("recorder") if hasattr(frame.f_locals.get("recorder"), "emit")
+                                else None)
+        frame = frame.f_back
+    if job is None or recorder is None or job.kind != "course":
+        return
+    tag = os.urandom(3).hex()
+    for i in range(%d):
+        recorder.emit("start", node=f"{tag}{i}" + "n" * %d)
+        recorder.emit("end", node=f"{tag}{i}" + "n" * %d, outcome="failed", message="m" * 2000, seconds=0.001,
+                      cpu_seconds=0.001)
+    recorder.emit("start", node=f"{tag}x")
+    os._exit(0)
+
+_bomb()
+"""
+
+
+@pytest.mark.parametrize(("rows", "id_chars"), [(450, 0), (150, 2000)], ids=["many rows", "long ids"])
+def test_a_module_that_reports_rows_without_end_fails_within_bounds(runner_for, reference, rows, id_chars) -> None:
+    """Many rows made a 44 MB report; long ids a rerun's request over the frame's limit, and the
+    implementation went ungraded. Now a bounded list with an error at its end."""
+    bomb = reference + (ROW_BOMB % (rows, id_chars, id_chars)).encode()
+    results = runner_for(None).course_tests(bomb, timeout=10.0, budget=30.0)
+    assert len(results) <= MAX_COURSE_ROWS + 1
+    assert results[-1].node == "<report>" and results[-1].outcome is Outcome.ERROR, results[-1]
+    assert f"more than the {MAX_COURSE_ROWS}" in results[-1].message
