@@ -19,8 +19,9 @@ from rich.text import Text
 
 from grader.chapter import Chapter, ManifestError, load_chapter
 from grader.grading import GRADING_ERRORS, GradeRequest, grade, run_course_tests, sandboxed_runners
-from grader.intake import IntakeError, Submission, read_submission, repo_path
-from grader.report.model import CourseTest, PrintableText, Verdict
+from grader.intake import IntakeError, read_course_repo, read_submission, repo_path
+from grader.report.model import CourseTest, PrintableText, Report, Verdict
+from grader.report.stryker import source_shown, tests_short_of_the_bar
 from grader.report.text import course_test_table
 from grader.settings import Settings
 
@@ -191,23 +192,26 @@ def render_course_run(run: CourseRun, *, width: int = 110) -> str:
 
 
 def diff(*, chapter_id: str, repo: Path, backend: str) -> Diff:
-    """The student's luong.py against the reference, only once a real grade passes the implementation."""
+    """The student's luong.py against the reference, only once a real grade of the whole course
+    repo passes: the implementation and the tests (stryker.source_shown says why the tests too)."""
     try:
         chapter = load_chapter(chapter_id)
-        impl = repo_path(repo, chapter.student.impl)
-    except (ManifestError, IntakeError) as exc:
+    except ManifestError as exc:
         return _diff_error(str(exc))
-    report = grade(GradeRequest(chapter=chapter_id, impl=impl, backend=backend))
+    report = grade(GradeRequest(chapter=chapter_id, repo=repo, backend=backend))
     if report.verdict is Verdict.ERROR:
         return _diff_error(report.error or "the grade ended in an error")
-    if report.implementation.verdict is not Verdict.PASS:
-        return Diff(Verdict.FAIL, _refusal(report.implementation))
-    student = impl.read_bytes()
-    if Submission(impl=student, tests=None).digest != report.submission:
-        return _diff_error(f"{impl} changed while it was graded; run `grader diff` again")
+    if not source_shown(report):
+        return Diff(Verdict.FAIL, _refusal(report))
+    try:
+        graded = read_course_repo(chapter, repo)
+    except IntakeError:
+        graded = None
+    if graded is None or graded.digest != report.submission:
+        return _diff_error(f"{repo} changed while it was graded; run `grader diff` again")
     reference = chapter.reference_impl.read_text(encoding="utf-8")
     text = "".join(difflib.unified_diff(reference.splitlines(keepends=True),
-                                        student.decode("utf-8").splitlines(keepends=True),
+                                        graded.impl.decode("utf-8").splitlines(keepends=True),
                                         fromfile=f"reference {chapter.student.impl}",
                                         tofile=f"your {chapter.student.impl}"))
     return Diff(Verdict.PASS, text or "your luong.py is identical to the reference\n")
@@ -217,13 +221,17 @@ def _diff_error(message: str) -> Diff:
     return Diff(Verdict.ERROR, f"error: {message}\n")
 
 
-def _refusal(implementation) -> str:
+def _refusal(report: Report) -> str:
+    implementation = report.implementation
     failing = [f"{t.name} ({t.outcome})" for t in implementation.failing_tests]
     reasons = [f"course tests not passing: {', '.join(failing)}"] if failing else []
     if not implementation.probes_agree:
         reasons.append("the trusted probes disagree with the reference: " + "; ".join(implementation.probe_disagreements))
-    return ("The reference is shown only once your implementation passes; it does not yet.\n"
-            + "\n".join(f"  - {reason}" for reason in reasons) + "\n")
+    short = tests_short_of_the_bar(report.tests)
+    if short is not None:
+        reasons.append(short)
+    return ("The reference is shown only once your implementation passes and your tests pass the bar; "
+            "they do not yet.\n" + "\n".join(f"  - {reason}" for reason in reasons) + "\n")
 
 
 def _chapter(chapter_id: str) -> Chapter:

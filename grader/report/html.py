@@ -3,7 +3,7 @@
 The component's browser bundle (3.9.0, vendored in assets/ with its licence) is inlined, so the
 page works offline and can be mailed or uploaded as a single file. The page opens straight onto
 the graded file, where each mutant is a dot coloured by its status. What it shows is exactly the
-Stryker report (stryker.py), so the reference stays hidden until the implementation passes.
+Stryker report (stryker.py), so the reference stays hidden until the submission passes.
 
 Opened with ``?summary`` in its URL, the page also writes the rendered mutants' statuses, read
 back out of the component's shadow DOM, into ``data-rendered-mutants`` on <body>: the tests read
@@ -18,7 +18,7 @@ from functools import cache
 from pathlib import Path
 
 from grader.report.model import Report, headline
-from grader.report.stryker import STRYKER_STATUSES, mutation_report, source_shown
+from grader.report.stryker import STRYKER_STATUSES, mutation_report, source_shown, tests_short_of_the_bar
 
 BUNDLE_PATH = Path(__file__).with_name("assets") / "mutation-test-elements.js"
 
@@ -91,9 +91,9 @@ def _note(report: Report) -> str:
         what = "submission" if report.implementation is None else "submission's tests"
         return f'<p class="note">This {what} could not be graded: {html.escape(report.error)}</p>'
     if not source_shown(report):
-        return ('<div class="note"><p>Your implementation does not pass yet, so the reference luong.py is hidden: '
-                'the mutants are shown at their places in a blank file. Make the course tests and probes pass '
-                f'to see the reference and each mutant\'s change.</p>{_why_not(report)}</div>')
+        return ('<div class="note"><p>The reference luong.py is hidden until your implementation passes the course '
+                'tests and probes and your tests pass the bar: the mutants are shown at their places in a blank '
+                f'file.</p>{_why_not(report)}</div>')
     return ""
 
 
@@ -104,6 +104,8 @@ def _why_not(report: Report) -> str:
     reasons = [f"course test {test.name}: {test.outcome}" + (f": {headline(test.message)}" if test.message else "")
                for test in implementation.failing_tests]
     reasons += [f"trusted probes: {line}" for line in implementation.probe_disagreements]
+    short = tests_short_of_the_bar(report.tests)
+    reasons += [short] if short is not None and not reasons else []
     return "<ul>" + "".join(f"<li>{html.escape(reason)}</li>" for reason in reasons) + "</ul>" if reasons else ""
 
 

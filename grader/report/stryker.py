@@ -2,9 +2,9 @@
 
 The report model says what happened to each mutant; where each mutant sits in the reference and
 what it replaced is read from the chapter's catalogue, which must be the pool the report was
-graded on. The student sees the reference only once their own implementation passes (course
-tests and probes): before that the file's source is a blank placeholder of the same shape and the
-mutants carry no replacement text, so the report never leaks a line of the reference early.
+graded on. The student sees the reference only once their whole submission passes (source_shown):
+before that the file's source is a blank placeholder of the same shape and the mutants carry no
+replacement text, so the report never leaks a line of the reference early.
 """
 
 from __future__ import annotations
@@ -35,7 +35,8 @@ NOT_COUNTED = "Ignored"  # the suite is invalid: its kills prove nothing
 NO_TESTS = "NoCoverage"  # no tests were submitted, so no test covers any mutant
 PITFALL_MUTATOR = "Pitfall"
 STRYKER_STATUSES = (*STATUS.values(), NOT_COUNTED, NO_TESTS)  # every status this module writes
-HIDDEN_NOTE = "# The reference luong.py is shown here once your implementation passes the course tests and probes."
+HIDDEN_NOTE = ("# The reference luong.py is shown here once your implementation passes the course tests and probes"
+               " and your tests pass the bar.")
 
 
 class MutationReportError(Exception):
@@ -68,8 +69,23 @@ def render_stryker(report: Report) -> str:
 
 
 def source_shown(report: Report) -> bool:
-    """The reference may be shown only to a student whose implementation passed."""
-    return report.implementation is not None and report.implementation.verdict is Verdict.PASS
+    """The reference and the mutants' edits may be shown only to a student whose implementation
+    passed and whose tests passed the bar. With them in hand, a suite can fail what a mutant's
+    code is instead of what it does: one that checked only shapes and failed every module with a
+    function some mutant changes passed at 1.00, built from this report once the implementation
+    alone had passed (red team, round 29)."""
+    return (report.verdict is Verdict.PASS and report.tests is not None
+            and report.tests.verdict is TestsVerdict.PASS)
+
+
+def tests_short_of_the_bar(tests: Tests | None) -> str | None:
+    """Why the student's tests keep the reference hidden, in a line; None when they do not."""
+    if tests is None:
+        return "your tests: none were submitted"
+    if tests.verdict is TestsVerdict.PASS:
+        return None
+    missed = f", pitfalls missed: {', '.join(tests.pitfalls_missed)}" if tests.pitfalls_missed else ""
+    return f"your tests: {tests.verdict.value}, score {tests.score:.2f} (the bar: {tests.threshold:.2f}){missed}"
 
 
 def mutation_report(report: Report) -> dict:

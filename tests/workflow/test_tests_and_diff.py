@@ -1,6 +1,9 @@
-"""`grader tests` runs the course tests in the sandbox; `grader diff` shows the reference only after a pass."""
+"""`grader tests` runs the course tests in the sandbox; `grader diff` shows the reference only after a pass of
+the implementation and the tests."""
 
 from __future__ import annotations
+
+import shutil
 
 import pytest
 
@@ -47,8 +50,22 @@ def test_diff_refuses_before_the_implementation_passes_and_says_which_tests_fail
     assert "F.cat([context, query]" not in result.stdout  # not a line of the reference leaks
 
 
-def test_diff_shows_the_reference_once_the_implementation_passes(sandbox_ready, chapter, course_repo):
+def test_diff_refuses_while_the_tests_are_missing_though_the_implementation_passes(sandbox_ready, chapter,
+                                                                                  course_repo):
+    """With the reference, a suite can fail what the mutants' code is instead of what it does: one
+    built from the Stryker report of a passing implementation, with no tests yet, passed at 1.00
+    (red team, round 29). So the reference waits for the tests as well."""
     result = grader("diff", str(course_repo(chapter.variants[0].read_bytes())))
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "once your implementation passes and your tests pass the bar" in result.stdout
+    assert "your tests: none were submitted" in result.stdout
+    assert "F.cat([context, query]" not in result.stdout
+
+
+def test_diff_shows_the_reference_once_the_implementation_and_the_tests_pass(sandbox_ready, chapter, course_repo):
+    repo = course_repo(chapter.variants[0].read_bytes())
+    shutil.copytree(chapter.oracle_suite, repo / chapter.student.tests)
+    result = grader("diff", str(repo))
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout.startswith("--- reference python/tinyllm/seq2seq/luong.py\n+++ your python/")
     assert "-        return F.tanh(self.combine(F.cat([context, query], axis=-1)))" in result.stdout
