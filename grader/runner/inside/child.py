@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from . import isolation, loader
+from . import isolation, loader, substrate
 from .records import IMPORT_FAILED, Recorder, clip
 from .session import run_alone, run_course
 from .suite import ordered, run_items
@@ -60,6 +60,9 @@ class Job:
     compiled: bool = False  # ``source`` is a marshalled code object from the trusted side
 
 
+STUDENT_MODULE_KINDS = ("course", "call")  # the runs of the student's own luong.py
+
+
 def run_child(setup: Setup, job: Job, *, record_fd: int, output_fd: int) -> None:
     """Never returns."""
     code = EXIT_UNCAUGHT
@@ -97,11 +100,15 @@ def _enter(setup: Setup, job: Job, *, record_fd: int, output_fd: int) -> None:
 
 def _install(setup: Setup, job: Job, recorder: Recorder):
     """Install this run's module: return it and None, or None and why it failed to import, which
-    is recorded as the run's message too."""
+    is recorded as the run's message too. The student's module (a course or call run) must leave
+    the substrate as it found it."""
     begun = time.perf_counter()
     source = bytes(job.source)
+    before = substrate.fingerprint(setup.module) if job.kind in STUDENT_MODULE_KINDS else None
     try:
         module = loader.install(source, setup.module, setup.module_file, compiled=job.compiled)
+        if before is not None:
+            _check_substrate(setup, before, "at import")
     except BaseException as exc:  # noqa: BLE001 - the module under test may raise anything at import
         failure = clip(f"{IMPORT_FAILED}: {type(exc).__name__}: {exc}")
         recorder.emit("raised", message=failure)
@@ -132,6 +139,18 @@ def _dispatch(setup: Setup, job: Job, recorder: Recorder) -> None:
     recorder.emit("done")
 
 
+class SubstrateChanged(Exception):
+    """The graded module rebound or rewrote a name the substrate defines."""
+
+
+def _check_substrate(setup: Setup, before: substrate.Fingerprint, when: str) -> None:
+    names = substrate.changed(before, substrate.fingerprint(setup.module))
+    if names:
+        more = f" and {len(names) - 3} more" if len(names) > 3 else ""
+        raise SubstrateChanged(f"the module changed {', '.join(names[:3])}{more} {when}: a luong.py may use the "
+                               "substrate, not replace what it defines (every other module of a model would see it)")
+
+
 def _call(setup: Setup, job: Job, module, recorder: Recorder) -> None:
     path = setup.runner_dir / f"{job.entry}.py"
     spec = importlib.util.spec_from_file_location(f"_runner_entry_{job.entry}", path)
@@ -140,8 +159,10 @@ def _call(setup: Setup, job: Job, module, recorder: Recorder) -> None:
         return
     entry = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(entry)
+    before = substrate.fingerprint(setup.module)
     try:
         answer = entry.run(module, bytes(job.payload))
+        _check_substrate(setup, before, "while it ran")
     except BaseException as exc:  # noqa: BLE001 - the implementation under test may raise anything
         recorder.emit("raised", message=clip("".join(traceback.format_exception_only(exc)).strip()))
         return
