@@ -100,7 +100,7 @@ def _check_no_test_misnamed(folder: Path, shown: str) -> None:
     if not folder.is_dir():
         return
     written = sorted(str(path.relative_to(folder)) for path in _walk(folder)
-                     if path.suffix == ".py" and path.name not in NOT_TESTS)
+                     if path.suffix.lower() == ".py" and path.name not in NOT_TESTS)  # test_luong.PY too (round 29)
     if written:
         raise IntakeError(f"{shown}: holds {', '.join(written[:5])} but no test file: pytest collects tests only "
                           f"from files named {' or '.join(TEST_FILES)}; rename the files that hold your tests")

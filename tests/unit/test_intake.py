@@ -300,6 +300,9 @@ def test_a_course_repo_whose_tests_pytest_would_not_collect_is_refused(impl, tmp
     assert repo_tests_refused(repo) == ("python/tests/l4-3-luong: holds luong_tests.py but no test file: pytest collects "
                                   "tests only from files named test_*.py or *_test.py; rename the files that hold "
                                   "your tests")
+    (tests / "luong_tests.py").unlink()
+    (tests / "test_luong.PY").write_bytes(GOOD_TEST)  # pytest's patterns match the case too (round 29)
+    assert repo_tests_refused(repo).startswith("python/tests/l4-3-luong: holds test_luong.PY but no test file")
 
 
 def test_the_implementation_in_its_own_tests_folder_is_not_read_as_a_test(tmp_path):
