@@ -8,7 +8,15 @@ import pytest
 
 from grader import probes
 from grader.patches import apply_patch
-from hostile_helpers import CORRECT_IMPL, SUBMISSIONS, assert_contained, hostile_cases, hostile_impl
+from grader.runner.driver import MAX_COURSE_ROWS
+from hostile_helpers import (
+    CORRECT_IMPL,
+    SUBMISSIONS,
+    assert_contained,
+    assert_nothing_left,
+    hostile_cases,
+    hostile_impl,
+)
 
 # Cases that end quickly; hangs cost whole course-test and probe timeouts, so they are slow.
 QUICK = ["exit_at_import", "memory_hog", "output_flood", "fs_hunt", "terminal_escapes"]
@@ -134,3 +142,30 @@ def test_a_probe_answer_that_would_take_more_memory_than_came_out_is_refused(nam
     assert implementation["verdict"] == "fail" and not implementation["probes_agree"]
     [line] = implementation["probe_disagreements"]
     assert line.startswith(f"unreadable probe answer: {reason}"), line
+
+
+def test_rows_reported_without_end_fail_the_implementation_within_bounds(grade_hostile, sandbox_backend):
+    graded = grade_hostile(impl=_on_the_correct_example("course_row_bomb"), backend=sandbox_backend("bwrap"))
+    assert_contained(graded)
+    implementation = graded.report["implementation"]
+    assert implementation["verdict"] == "fail"
+    assert len(implementation["tests"]) <= MAX_COURSE_ROWS + 1 + 11, len(implementation["tests"])
+    assert any(test["name"] == "<report>" and "more than the" in test["message"] for test in implementation["tests"])
+    assert len(graded.stdout) < 1_000_000, len(graded.stdout)
+
+
+def test_folders_past_path_max_do_not_end_the_grade_nor_reach_the_report(grade_hostile, sandbox_backend):
+    """A correct luong.py that leaves such folders in each run's folder is graded, and passes."""
+    graded = grade_hostile(impl=_on_the_correct_example("deep_folders"), backend=sandbox_backend("bwrap"))
+    assert_nothing_left(graded)
+    assert graded.report is not None and graded.report["verdict"] == "pass", graded.stdout[-2000:]
+    assert "LEAKED" not in graded.surface()
+
+
+def test_a_luong_py_that_changes_the_substrate_for_everyone_else_fails(grade_hostile, sandbox_backend):
+    graded = grade_hostile(impl=_on_the_correct_example("tempered_softmax"), backend=sandbox_backend("bwrap"))
+    assert_contained(graded)
+    implementation = graded.report["implementation"]
+    assert implementation["verdict"] == "fail"
+    assert all("changed tinyllm.autograd.functional.softmax at import" in test["message"]
+               for test in implementation["tests"]), implementation["tests"]

@@ -307,3 +307,14 @@ def test_an_answer_no_run_can_give_ends_the_tests_part_not_the_grade(grade_hosti
     report = graded.report
     assert report["verdict"] == "fail" and report["error"].startswith("the tests could not be graded: ")
     assert report["implementation"]["verdict"] == "fail" and report["tests"]["verdict"] == "error"
+
+
+def test_folders_past_path_max_made_by_a_test_do_not_reach_the_report(grade_hostile, sandbox_backend):
+    """A test named a chain of folders after the module it held; the clean zygote died removing
+    it, and the report quoted its traceback: 1.8 KB of a grader module a grade (red team, round
+    29). The suite kills nothing, so it fails; it is graded, not an error."""
+    graded = grade_hostile(impl=CORRECT_IMPL.read_text(encoding="utf-8"), tests=hostile_tests("deep_folders"),
+                           backend=sandbox_backend("bwrap"))
+    assert_contained(graded)
+    assert graded.report["tests"]["verdict"] == "fail", graded.report["error"]
+    assert "LEAKED" not in graded.surface()
