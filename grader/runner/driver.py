@@ -128,8 +128,11 @@ class WarmRunner:
         return course_target(self.chapter, path)
 
     def mounts(self) -> list[Mount]:
-        """The read-only view inside: substrate, course tests, fixtures, the runner, the student's tests."""
-        course = [self.chapter.substrate, self.chapter.course_tests, self.chapter.golden.parent]
+        """The read-only view inside: substrate, course tests, the golden values, the runner, the
+        student's tests. The golden file alone of the fixtures: beside it is the torch oracle that
+        made it, a whole correct implementation, which a luong.py printed into its course tests'
+        messages (red team, round 29)."""
+        course = [self.chapter.substrate, self.chapter.course_tests, self.chapter.golden]
         mounts = [Mount(path, self._course_target(path)) for path in course]
         mounts.append(Mount(INSIDE, RUNNER_TARGET))
         if self.student_tests is not None:
