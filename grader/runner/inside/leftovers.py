@@ -105,7 +105,7 @@ def _remove_tree(top: Path) -> None:
     os.chdir(top)
     below: list[str] = []  # the names of the folders entered, from top
     while True:
-        folder = _first_folder_emptying_the_rest(".")
+        folder = _first_folder_emptying_the_rest()
         if folder is not None:
             os.chmod(folder, stat.S_IRWXU)
             os.chdir(folder)
@@ -119,9 +119,9 @@ def _remove_tree(top: Path) -> None:
     os.rmdir(top.name)
 
 
-def _first_folder_emptying_the_rest(folder: str) -> str | None:
-    """Unlink what ``folder`` holds up to its first folder, and return that folder's name."""
-    with os.scandir(folder) as entries:
+def _first_folder_emptying_the_rest() -> str | None:
+    """Unlink what the working folder holds up to its first folder, and return that folder's name."""
+    with os.scandir(".") as entries:
         for entry in entries:
             if entry.is_dir(follow_symlinks=False):
                 return entry.name
