@@ -235,13 +235,16 @@ def _grade(chapter: Chapter, catalogue: Catalogue, submission: Submission, seed:
         # student's code's first run there), and the timeouts are settled once it is closed: see
         # Runners for what the two sandboxes would otherwise share.
         judged = _grade_implementation(runners.clean, catalogue, submission, settings, expected, timing, background)
-        tests, error = None, None
+        tests, error, yours = None, None, None
         if runners.fast is not None:
             try:
-                tests = _grade_suite(runners, chapter, catalogue, submission, settings, background, timing, judged)
+                yours = _timed(timing, "yours", _run_on_your_implementation, runners.clean, submission.impl, settings)
+                tests = _grade_suite(runners, chapter, catalogue, submission, settings, background, timing, judged,
+                                     yours)
             except (RunnerError, TestsNotCollected) as exc:  # the implementation's grade, made before, stands
-                tests = scoring.tests_not_graded(chapter.threshold, chapter.required_pitfalls)
-                error = f"the tests could not be graded: {why_not_graded(exc, settings, timing, catalogue)}"
+                tests = replace(scoring.tests_not_graded(chapter.threshold, chapter.required_pitfalls),
+                                on_your_implementation=yours)
+                error = f"the tests could not be graded: {why_not_graded(exc, settings, timing, catalogue, yours)}"
         elif submission.tests_refused is not None:
             tests = scoring.tests_not_graded(chapter.threshold, chapter.required_pitfalls)
             error = f"the tests were refused, so only the implementation was graded: {submission.tests_refused}"
@@ -263,12 +266,11 @@ def _grade(chapter: Chapter, catalogue: Catalogue, submission: Submission, seed:
 
 def _grade_suite(runners: Runners, chapter: Chapter, catalogue: Catalogue, submission: Submission,
                  settings: Settings, background: ThreadPoolExecutor, timing: dict[str, float],
-                 implementation: Future[Implementation]) -> Tests:
-    """The student's tests: on their own luong.py, runs alone, the mutation pass, the runs alone
-    after it, the score (whose words for a test that fails a correct implementation depend on how
-    the student's ``implementation`` fared)."""
+                 implementation: Future[Implementation], yours: ValidityRun) -> Tests:
+    """The student's tests after ``yours``, their run on the student's own luong.py: runs alone,
+    the mutation pass, the runs alone after it, the score (whose words for a test that fails a
+    correct implementation depend on how the student's ``implementation`` fared)."""
     fast = runners.fast
-    yours = _timed(timing, "yours", _run_on_your_implementation, runners.clean, submission.impl, settings)
     sent = _timed(timing, "disguise", disguise_catalogue, catalogue)  # what the sandboxes get
     sample, decoys = alone_sample(sent, settings), drawn_decoys(sent, settings)
     alone_decoys = decoys_run_alone(decoys, settings)
@@ -297,14 +299,20 @@ def trusted_run_hint(yours: ValidityRun, implementation: Verdict) -> str:
     return STRICTER_THAN_ASKED_HINT if implementation is Verdict.PASS else SHARED_MISTAKE_HINT
 
 
-def why_not_graded(exc: Exception, settings: Settings, timing: Mapping[str, float], catalogue: Catalogue) -> str:
+def why_not_graded(exc: Exception, settings: Settings, timing: Mapping[str, float], catalogue: Catalogue,
+                   yours: ValidityRun | None = None) -> str:
     """What stopped the student's tests, in the student's words where a limit of the sandbox did:
     a slow suite that ran out of a grade's time was told "the zygote closed its output; the
-    sandbox wall_timeout" (red team, round 26)."""
+    sandbox wall_timeout" (red team, round 26). Where a test never ended on the student's own
+    luong.py, it is named: a suite with an endless loop was told only that it took 25.0 s there."""
     termination = exc.termination if isinstance(exc, RunnerError) else None
     if termination is Termination.WALL_TIMEOUT:
         took = timing.get("yours")
         measured = f" (on your own luong.py they took {took:.1f} s)" if took is not None else ""
+        if yours is not None and yours.outcome == Outcome.TIMEOUT.value:
+            measured = (f" (on your own luong.py, {yours.failed_test or 'a test'} had not ended after "
+                        f"{settings.alone_timeout:g} s: a test that never ends, or waits for what never comes, "
+                        "stops every run this way)")
         return (f"they did not finish within the {settings.wall_seconds:.0f} s a grade may take. They run once for "
                 f"each of {len(catalogue.mutants)} mutants and again on correct implementations, so they must take "
                 f"a few seconds at most on a correct luong.py{measured}: make the slow tests smaller (fewer sizes, repetitions or sleeps, "

@@ -34,11 +34,12 @@ EXAMPLE_ORACLE = EXAMPLES / "correct/python/tests/l4-3-luong/test_luong_oracle.p
 QUICK = ["exit_in_test", "exit_at_collection", "fs_hunt", "read_source", "remember_first", "kill_zygote",
          "memory_hog", "spy_on_runner", "leak_through_ids", "leak_by_renaming",
          "remember_via_kernel", "leak_through_stderr", "forge_run_time", "remember_via_limits", "long_killer_names"]
-SLOW = ["loop_in_test", "fork_storm", "output_flood", "pipe_count_channel"]  # they run into the course-test or sandbox wall clock
+SLOW = ["fork_storm", "output_flood", "pipe_count_channel"]  # they run into the course-test or sandbox wall clock
 # Their tests hang on every implementation, the student's own first, so the sandbox's wall clock ends
 # the grade during the first runs alone whatever its length: half the hostile one is as good a test
-# of it, and saved 4 of a CI's 90 minutes. (pipe_count_channel's attack needs the mutation pass.)
-HANG_EVERY_RUN = {"loop_in_test", "fork_storm"}
+# of it, and saved minutes of a CI's 90. (pipe_count_channel's attack needs the mutation pass.)
+SHORT_WALL = {"GRADER_WALL_SECONDS": "60"}
+HANGS_EVERY_RUN = {"fork_storm"}
 DOCKER_TOO = {"exit_in_test", "fs_hunt", "read_source", "fork_storm", "remember_first", "remember_via_kernel"}
 
 
@@ -46,12 +47,24 @@ DOCKER_TOO = {"exit_in_test", "fs_hunt", "read_source", "fork_storm", "remember_
 
 @pytest.mark.parametrize("name,backend_name", hostile_cases(QUICK, SLOW, DOCKER_TOO))
 def test_hostile_tests_never_pass_the_bar(name, backend_name, sandbox_backend, grade_hostile):
-    wall = {"GRADER_WALL_SECONDS": "60"} if name in HANG_EVERY_RUN else None
     graded = grade_hostile(impl=CORRECT_IMPL.read_text(), tests=hostile_tests(name),
-                           backend=sandbox_backend(backend_name), settings=wall)
+                           backend=sandbox_backend(backend_name), settings=SHORT_WALL if name in HANGS_EVERY_RUN else None)
     assert_contained(graded)
     if graded.report["tests"] is not None:
         assert graded.report["tests"]["verdict"] in ("invalid", "fail", "error")
+
+
+@pytest.mark.slow
+def test_a_test_that_never_ends_is_named(grade_hostile, sandbox_backend):
+    """The grade ends at the sandbox's wall clock, and the error names the test that never ended on
+    the student's own luong.py, which the report shows: it said only that the suite took 25.0 s there."""
+    graded = grade_hostile(impl=CORRECT_IMPL.read_text(), tests=hostile_tests("loop_in_test"),
+                           backend=sandbox_backend("bwrap"), settings=SHORT_WALL)
+    assert_contained(graded)
+    report = graded.report
+    assert report["verdict"] == "error" and report["tests"]["verdict"] == "error", report["tests"]
+    assert "test_spin.py::test_never_ends had not ended after 25 s" in report["error"], report["error"]
+    assert report["tests"]["on_your_implementation"]["outcome"] == "timeout"
 
 
 def test_remembering_the_first_implementation_is_invalid(grade_hostile, sandbox_backend):

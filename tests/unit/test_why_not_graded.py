@@ -7,6 +7,7 @@ import pytest
 
 from grader.grading import TestsNotCollected, why_not_graded
 from grader.mutants import load_catalogue
+from grader.report.model import ValidityRun
 from grader.runner.results import RunnerError
 from grader.sandbox import Termination
 from grader.settings import Settings
@@ -33,6 +34,16 @@ def test_the_time_a_slow_suite_took_on_the_student_s_own_module_is_given_when_kn
     assert "on your own luong.py they took 4.2 s" in why_not_graded(exc, Settings(), {"yours": 4.25}, catalogue)
     assert f"each of {len(catalogue.mutants)} mutants" in why_not_graded(exc, Settings(), {}, catalogue)
     assert "they took" not in why_not_graded(exc, Settings(), {}, catalogue)
+
+
+def test_a_test_that_never_ended_on_the_student_s_own_module_is_named(catalogue):
+    exc = RunnerError("...", Termination.WALL_TIMEOUT)
+    hung = ValidityRun("your luong.py", "timeout", "test_spin.py::test_never_ends", "the run timed out")
+    message = why_not_graded(exc, Settings(), {"yours": 25.02}, catalogue, hung)
+    assert "on your own luong.py, test_spin.py::test_never_ends had not ended after 25 s" in message, message
+    assert "they took" not in message
+    finished = ValidityRun("your luong.py", "failed", "test_spin.py::test_wrong", "assert 1 == 2")
+    assert "on your own luong.py they took 4.2 s" in why_not_graded(exc, Settings(), {"yours": 4.25}, catalogue, finished)
 
 
 @pytest.mark.parametrize("exc", [
