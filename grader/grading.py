@@ -308,11 +308,12 @@ def why_not_graded(exc: Exception, settings: Settings, timing: Mapping[str, floa
     termination = exc.termination if isinstance(exc, RunnerError) else None
     if termination is Termination.WALL_TIMEOUT:
         took = timing.get("yours")
-        measured = f" (on your own luong.py they took {took:.1f} s)" if took is not None else ""
         if yours is not None and yours.outcome == Outcome.TIMEOUT.value:
             measured = (f" (on your own luong.py, {yours.failed_test or 'a test'} had not ended after "
                         f"{settings.alone_timeout:g} s: a test that never ends, or waits for what never comes, "
                         "stops every run this way)")
+        else:
+            measured = f" (on your own luong.py they took {took:.1f} s)" if took is not None else ""
         return (f"they did not finish within the {settings.wall_seconds:.0f} s a grade may take. They run once for "
                 f"each of {len(catalogue.mutants)} mutants and again on correct implementations, so they must take "
                 f"a few seconds at most on a correct luong.py{measured}: make the slow tests smaller (fewer sizes, repetitions or sleeps, "

@@ -6,7 +6,6 @@ or run the oracle suite on every kept mutant (minutes).
 
 from __future__ import annotations
 
-import functools
 import json
 from concurrent.futures import ThreadPoolExecutor
 
@@ -119,17 +118,16 @@ def test_message_only_changes_are_recognised():
     assert not by_change[("if x < 0:", "if x <= 0:")]
 
 
-def _oracle_kills(pool, mutant_id: str) -> bool:
-    return bool(run_suites(CHAPTER, apply_patch(REFERENCE, pool.patches[mutant_id]), suites=ORACLE).killed_by)
+def _oracle_kills(patch: str) -> bool:
+    return bool(run_suites(CHAPTER, apply_patch(REFERENCE, patch), suites=ORACLE).killed_by)
 
 
 @pytest.mark.slow
 def test_the_oracle_suite_alone_kills_most_of_the_pool(pool):
     """One pytest process per mutant, two at a time (one per core of these machines): one at a
     time, this was some 5 min of a CI run."""
-    ids = [m.id for m in pool.mutants]
     with ThreadPoolExecutor(max_workers=2) as workers:
-        survivors = [mutant_id for mutant_id, killed in zip(ids, workers.map(functools.partial(_oracle_kills, pool), ids))
-                     if not killed]
+        killed = list(workers.map(_oracle_kills, (pool.patches[m.id] for m in pool.mutants)))
+    survivors = [m.id for m, kill in zip(pool.mutants, killed) if not kill]
     rate = 1 - len(survivors) / len(pool.mutants)
     assert rate >= MIN_ORACLE_KILL_RATE, f"oracle kill rate {rate:.3f}; survivors: {survivors}"
