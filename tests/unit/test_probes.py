@@ -561,6 +561,34 @@ def test_a_line_of_many_outputs_leads_with_the_first_a_read_computes():
     assert probes._differing(rest[:4], given) == probes.by_read(rest[:4], given)  # a few: all named
 
 
+@pytest.mark.parametrize("kind", ["float64", "float32", "bool", "int64"])
+def test_the_quick_comparison_is_isclose_where_the_reference_is_finite(kind):
+    """_same's quick path must say exactly what np.isclose said before it (with _row_scale's
+    atol), for every dtype an answer may hold: student answers drawn at the tolerance's edge,
+    some rows scaled past 1 so that _row_scale matters, some in another dtype than the reference's."""
+    rng = np.random.default_rng(7)
+    seen = set()
+    for trial in range(400):
+        shape = [(), (5,), (3, 4), (2, 3, 6), (0, 4)][trial % 5]
+        b = rng.normal(size=shape) * rng.choice([1e-3, 1.0, 50.0], size=shape[:-1] + (1,) if shape else ())
+        if kind == "bool":
+            b = b > 0
+        elif kind == "int64":
+            b = np.round(b * 10).astype(np.int64)
+        else:
+            b = b.astype(kind)
+        rtol, atol = probes.TOLERANCES["float32" if kind == "float32" else "float64"]
+        a = b + rng.choice([0.0, 0.5, 1.0, 2.0]) * (atol + rtol * np.abs(b.astype(np.float64))) * rng.choice(
+            [-1.0, 1.0], size=shape)
+        a = a.astype(rng.choice(["float64", "float32"]))
+        in_array = rng.choice([np.float64(0.0), np.float64(1e-7)])
+        isclose = bool(np.all(np.isclose(a, b, rtol=rtol, atol=atol * probes._row_scale(b) + in_array,
+                                         equal_nan=True)))
+        assert probes._close_where_finite(a, b, np.isfinite(b), rtol, atol, in_array) == isclose, (trial, a, b)
+        seen.add(isclose)
+    assert seen == {True, False}  # the edge was met from both sides
+
+
 def test_padding_must_be_exactly_zero_not_just_close(payload):
     lines = _described(payload, "almost_zero", "    return F.masked_fill(weights, empty, 0.0)",
                        "    return F.masked_fill(weights, empty, 0.0) + Tensor(np.where(mask, 0.0, 1e-12).astype(weights.data.dtype))")
