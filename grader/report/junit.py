@@ -19,6 +19,7 @@ from grader.report.model import (
     headline,
     indented,
 )
+from grader.report.survivors import place_hints, survivor_note
 
 PASSED, SKIPPED = "passed", "skipped"
 FAILED_OUTCOMES = frozenset({"failed"})  # the test ran and its assertion failed; anything else is an error
@@ -89,10 +90,12 @@ def _validity_failure(run: ValidityRun) -> str:
 def _mutant_suite(root: ElementTree.Element, report: Report, tests: Tests) -> None:
     suite = _suite(root, "mutants", report)
     pitfalls = {p.id: p for p in report.pitfalls}
+    hints = place_hints(report)
     for mutant in tests.mutants:
         kind = "pitfall" if mutant.pitfall else "pool"
         title = f"{mutant.id}: {pitfalls[mutant.id].pitfall}" if mutant.id in pitfalls else mutant.id
-        _mutant_case(suite, f"your tests kill {title}", f"{report.chapter}.mutants.{kind}", mutant, tests)
+        _mutant_case(suite, f"your tests kill {title}", f"{report.chapter}.mutants.{kind}", mutant, tests,
+                     survivor_note(mutant, report, hints))
     bar = f"score {tests.score:.2f} ({tests.killed}/{tests.total} killed); {tests.bar}"
     missed = f"; pitfalls missed: {', '.join(tests.pitfalls_missed)}" if tests.pitfalls_missed else ""
     _case(suite, "mutation score reaches the bar", f"{report.chapter}.mutants",
@@ -100,13 +103,14 @@ def _mutant_suite(root: ElementTree.Element, report: Report, tests: Tests) -> No
           out=bar)
 
 
-def _mutant_case(suite: ElementTree.Element, name: str, classname: str, mutant: MutantResult, tests: Tests) -> None:
+def _mutant_case(suite: ElementTree.Element, name: str, classname: str, mutant: MutantResult, tests: Tests,
+                 survived: str) -> None:
     if tests.verdict is TestsVerdict.INVALID:
         _case(suite, name, classname, skipped=f"not counted: your tests are invalid ({tests.invalid_reason})")
     elif mutant.outcome.is_killed:
         _case(suite, name, classname, out=f"{mutant.outcome.value} by {mutant.killed_by or 'the run'}")
     else:
-        _case(suite, name, classname, failure="survived: every one of your tests passed on this mutant")
+        _case(suite, name, classname, failure=f"survived: {survived}")
 
 
 def _count(root: ElementTree.Element) -> None:

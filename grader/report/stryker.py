@@ -10,6 +10,7 @@ replacement text, so the report never leaks a line of the reference early.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from grader.chapter import ManifestError, load_chapter
@@ -23,6 +24,7 @@ from grader.report.model import (
     Verdict,
 )
 from grader.report.schemas import validator
+from grader.report.survivors import place_hints, survivor_note
 
 SCHEMA_VERSION = "2"
 STATUS = {  # our mutant outcome -> Stryker's MutantStatus
@@ -113,7 +115,8 @@ def _files(report: Report) -> dict:
     shown = source_shown(report)
     results = report.tests.mutants if report.tests else ()
     by_id = {m.id: m for m in results}
-    mutants = [_mutant(mutant_id, site, by_id.get(mutant_id), report.tests, shown)
+    hints = place_hints(report)
+    mutants = [_mutant(mutant_id, site, by_id.get(mutant_id), report, shown, hints)
                for mutant_id, site in sites.items()]
     source = reference if shown else _placeholder(reference, sites.values())
     # The bare file name: the web component shows a lone file by its name alone, and the page links to it so.
@@ -143,18 +146,20 @@ def _catalogue_sites(report: Report):
     return chapter, reference, sites
 
 
-def _mutant(mutant_id: str, site: MutantSite, result: MutantResult | None, tests: Tests | None, shown: bool) -> dict:
+def _mutant(mutant_id: str, site: MutantSite, result: MutantResult | None, report: Report, shown: bool,
+            hints: Mapping[str, str]) -> dict:
     (start_line, start_column), (end_line, end_column) = site.span.start, site.span.end
     entry = {"id": mutant_id, "mutatorName": site.mutator, "description": site.description,
              "location": {"start": {"line": start_line, "column": start_column},
                           "end": {"line": end_line, "column": end_column}}}
     if shown:
         entry["replacement"] = site.span.replacement
-    entry.update(_status(result, tests))
+    entry.update(_status(result, report, hints))
     return entry
 
 
-def _status(result: MutantResult | None, tests: Tests | None) -> dict:
+def _status(result: MutantResult | None, report: Report, hints: Mapping[str, str]) -> dict:
+    tests = report.tests
     if tests is None:
         return {"status": NO_TESTS, "statusReason": "no tests submitted"}
     if tests.verdict is TestsVerdict.INVALID:
@@ -164,6 +169,8 @@ def _status(result: MutantResult | None, tests: Tests | None) -> dict:
     status: dict[str, object] = {"status": STATUS[result.outcome]}
     if result.killed_by:
         status["killedBy"] = [result.killed_by]
+    if not result.outcome.is_killed:  # the page shows it with the mutant, whose code it may not show
+        status["statusReason"] = survivor_note(result, report, hints)
     return status
 
 

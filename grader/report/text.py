@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import io
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
-from grader.chapter import ManifestError, load_chapter
 from grader.probes import FIRST_READ, NAMES_READS, OUTPUTS_NAMED, resized_reads
 from grader.probes import compared as probes_compared
-from grader.report.model import MutantResult, Report, TestsVerdict, Verdict, headline
+from grader.report.model import Report, TestsVerdict, Verdict, headline
+from grader.report.survivors import place_hints, survivors_by_place
 from grader.runner.inside.probe import AGAIN, CACHED, FROZEN, MODEL, NEXT, RESIZED
 from grader.runner.inside.records import IMPORT_FAILED
 
@@ -282,21 +282,12 @@ def _tests(report: Report) -> Text | Group:
     if survivors:
         lines.append(Text(f"  pool mutants that survived ({len(survivors)}), by where they change the module:"))
         lines.append(_hanging("  ", SURVIVORS_HINT, style="yellow"))
-        hints = _place_hints(report)
+        hints = place_hints(report)
         for where, ids in survivors_by_place(survivors).items():
             lines.append(_hanging("    ", f"in {where} ({len(ids)}): {', '.join(ids)}"))
             if where in hints:
                 lines.append(_hanging("      ", hints[where], style="yellow"))
     return Group(*lines)
-
-
-def _place_hints(report: Report) -> Mapping[str, str]:
-    """What catches the mutants of each place, as the chapter says; none when its manifest can no
-    longer be read (a report rendered again elsewhere)."""
-    try:
-        return load_chapter(report.chapter).place_hints
-    except ManifestError:
-        return {}
 
 
 def _slow_suite(report: Report) -> str:
@@ -309,12 +300,3 @@ def _slow_suite(report: Report) -> str:
             f"{report.tests.total} mutants and whole in {len(report.tests.validity)} runs of correct implementations, "
             f"so this grade took {total:.0f} s. Smaller inputs and fewer sizes or repetitions keep the same checks "
             "and grade in seconds.")
-
-
-def survivors_by_place(survivors: Sequence[MutantResult]) -> dict[str, list[str]]:
-    """The survivors' ids under their place in the module, the place with the most first: a list of
-    ids alone could not be looked up anywhere, their code being never shown (red team, round 28)."""
-    places: dict[str, list[str]] = {}
-    for mutant in survivors:
-        places.setdefault(mutant.where or "another part", []).append(mutant.id)
-    return dict(sorted(places.items(), key=lambda place: -len(place[1])))

@@ -9,7 +9,7 @@ import jsonschema
 import pytest
 
 from grader.pool import load_pool
-from grader.report.model import Report
+from grader.report.model import MutantOutcome, Report
 from grader.report.stryker import (HIDDEN_NOTE, MutationReportError, mutation_span, render_stryker, validate)
 
 pytestmark = pytest.mark.slow
@@ -65,6 +65,24 @@ def test_nothing_of_the_reference_is_shown_before_it_passes(pitfall_report: Repo
     for mutant in file["mutants"]:  # every location still points inside the placeholder
         for position in mutant["location"].values():
             assert position["column"] - 1 <= len(lines[position["line"] - 1])
+
+
+def test_a_survivor_says_what_catches_it(pitfall_report: Report, chapter):
+    """The page shows a survivor's statusReason beside it, in a file whose code it may hide: a
+    pool mutant's place in the module and what catches such mutants, a pitfall's when_missed."""
+    pool = next(m for m in pitfall_report.tests.mutants if not m.pitfall and m.where in chapter.place_hints)
+    survived = {pool.id: dataclasses.replace(pool, outcome=MutantOutcome.SURVIVED, killed_by=None)}
+    survived["s05"] = dataclasses.replace(next(m for m in pitfall_report.tests.mutants if m.id == "s05"),
+                                          outcome=MutantOutcome.SURVIVED, killed_by=None)
+    tests = dataclasses.replace(pitfall_report.tests, mutants=tuple(survived.get(m.id, m)
+                                                                   for m in pitfall_report.tests.mutants))
+    mutants = {m["id"]: m for m in file_of(dataclasses.replace(pitfall_report, tests=tests))["mutants"]}
+    assert mutants[pool.id]["status"] == "Survived"
+    assert mutants[pool.id]["statusReason"].endswith(f"changes {pool.where} (its code is not shown); "
+                                                     f"{chapter.place_hints[pool.where]}")
+    pitfall = next(p for p in pitfall_report.pitfalls if p.id == "s05")
+    assert mutants["s05"]["statusReason"] == pitfall.when_missed
+    assert all("statusReason" not in m for m in mutants.values() if m["status"] == "Killed")
 
 
 def test_a_report_from_another_pool_is_refused(passing_report: Report):

@@ -244,6 +244,22 @@ def test_surviving_pool_mutants_are_listed_under_their_place_in_the_module():
                                                                    "the constructor"]
 
 
+def test_junit_says_what_catches_each_survivor_as_the_text_report_does():
+    """JUnit said only "survived" of a mutant whose code no report shows: a pool mutant's failure
+    now says where it changes the module and what catches such mutants, a pitfall's what the text
+    report says of a missed pitfall."""
+    report = sample()
+    report = replace(report, tests=replace(report.tests, mutants=report.tests.mutants + (
+        MutantResult("g1", False, MutantOutcome.SURVIVED, where="scores"),
+        MutantResult("g2", False, MutantOutcome.KILLED, "test_order", where="scores"))))
+    xml = ElementTree.fromstring(RENDERERS["junit"](report).encode())
+    failures = {case.get("name"): case.find("failure") for case in xml.iter("testcase")}
+    pool = failures["your tests kill g1"].text
+    assert "which changes scores (its code is not shown); " + load_chapter("L4.3").place_hints["scores"] in pool
+    assert PITFALLS[1].when_missed in failures["your tests kill s05: -1e9"].text
+    assert failures["your tests kill g2"] is None and failures["your tests kill s01: W_c [h ; c]"] is None
+
+
 def test_a_slow_suite_is_told_what_it_cost_the_grade():
     """A suite that took 203 s to grade was told nothing of it (red team, round 28)."""
     report = sample()
