@@ -673,7 +673,7 @@ def _variants(catalogue: Catalogue) -> dict[str, bytes]:
 def _grade_tests(suite: SuitePass, alone: SuitePass, chapter: Chapter, catalogue: Catalogue,
                  collected: frozenset[str], hint: str) -> Tests:
     places = {m.id: chapter.mutant_places.get(m.function) for m in catalogue.pool.mutants}
-    return scoring.grade_tests(
+    tests = scoring.grade_tests(
         validity=validity_rows(suite, collected, passed_alone=frozenset(
             run_id for run_id, run in alone.validity_runs().items() if not run.killed), hint=hint)
         + validity_rows(alone, collected, ALONE, hint=hint),
@@ -685,6 +685,7 @@ def _grade_tests(suite: SuitePass, alone: SuitePass, chapter: Chapter, catalogue
                for run_id in alone.mutants},
         timeout=suite.timeout,
     )
+    return replace(tests, place_hints=dict(chapter.place_hints))
 
 
 def validity_rows(suite: SuitePass, collected: frozenset[str], how: str = "",

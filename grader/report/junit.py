@@ -19,7 +19,7 @@ from grader.report.model import (
     headline,
     indented,
 )
-from grader.report.survivors import place_hints, survivor_note
+from grader.report.survivors import survivor_note
 
 PASSED, SKIPPED = "passed", "skipped"
 FAILED_OUTCOMES = frozenset({"failed"})  # the test ran and its assertion failed; anything else is an error
@@ -90,12 +90,11 @@ def _validity_failure(run: ValidityRun) -> str:
 def _mutant_suite(root: ElementTree.Element, report: Report, tests: Tests) -> None:
     suite = _suite(root, "mutants", report)
     pitfalls = {p.id: p for p in report.pitfalls}
-    hints = place_hints(report)
     for mutant in tests.mutants:
         kind = "pitfall" if mutant.pitfall else "pool"
         title = f"{mutant.id}: {pitfalls[mutant.id].pitfall}" if mutant.id in pitfalls else mutant.id
         _mutant_case(suite, f"your tests kill {title}", f"{report.chapter}.mutants.{kind}", mutant, tests,
-                     survivor_note(mutant, report, hints))
+                     survivor_note(mutant, report))
     bar = f"score {tests.score:.2f} ({tests.killed}/{tests.total} killed); {tests.bar}"
     missed = f"; pitfalls missed: {', '.join(tests.pitfalls_missed)}" if tests.pitfalls_missed else ""
     _case(suite, "mutation score reaches the bar", f"{report.chapter}.mutants",

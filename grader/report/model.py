@@ -11,7 +11,7 @@ import re
 from dataclasses import asdict, dataclass, field, fields
 from typing import ClassVar
 
-SCHEMA_VERSION = "1.2"
+SCHEMA_VERSION = "1.3"
 
 
 class Verdict(str, enum.Enum):
@@ -192,6 +192,10 @@ class Tests(PrintableText):
     invalid_reason: str | None = None
     # the tests on the student's own luong.py: shown with its message, and counting for nothing
     on_your_implementation: ValidityRun | None = None
+    # a place of the module (a pool mutant's `where`) -> what tests catch the mutants there, in the
+    # chapter's words: carried in the report, so that whatever reads it (a CI gate, a page rendered
+    # from the JSON) can tell a student what a survivor asks for without the chapter's manifest
+    place_hints: dict[str, str] = field(default_factory=dict)
 
     @property
     def bar(self) -> str:

@@ -10,7 +10,6 @@ replacement text, so the report never leaks a line of the reference early.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from dataclasses import dataclass
 
 from grader.chapter import ManifestError, load_chapter
@@ -24,7 +23,7 @@ from grader.report.model import (
     Verdict,
 )
 from grader.report.schemas import validator
-from grader.report.survivors import place_hints, survivor_note
+from grader.report.survivors import survivor_note
 
 SCHEMA_VERSION = "2"
 STATUS = {  # our mutant outcome -> Stryker's MutantStatus
@@ -115,8 +114,7 @@ def _files(report: Report) -> dict:
     shown = source_shown(report)
     results = report.tests.mutants if report.tests else ()
     by_id = {m.id: m for m in results}
-    hints = place_hints(report)
-    mutants = [_mutant(mutant_id, site, by_id.get(mutant_id), report, shown, hints)
+    mutants = [_mutant(mutant_id, site, by_id.get(mutant_id), report, shown)
                for mutant_id, site in sites.items()]
     source = reference if shown else _placeholder(reference, sites.values())
     # The bare file name: the web component shows a lone file by its name alone, and the page links to it so.
@@ -146,19 +144,18 @@ def _catalogue_sites(report: Report):
     return chapter, reference, sites
 
 
-def _mutant(mutant_id: str, site: MutantSite, result: MutantResult | None, report: Report, shown: bool,
-            hints: Mapping[str, str]) -> dict:
+def _mutant(mutant_id: str, site: MutantSite, result: MutantResult | None, report: Report, shown: bool) -> dict:
     (start_line, start_column), (end_line, end_column) = site.span.start, site.span.end
     entry = {"id": mutant_id, "mutatorName": site.mutator, "description": site.description,
              "location": {"start": {"line": start_line, "column": start_column},
                           "end": {"line": end_line, "column": end_column}}}
     if shown:
         entry["replacement"] = site.span.replacement
-    entry.update(_status(result, report, hints))
+    entry.update(_status(result, report))
     return entry
 
 
-def _status(result: MutantResult | None, report: Report, hints: Mapping[str, str]) -> dict:
+def _status(result: MutantResult | None, report: Report) -> dict:
     tests = report.tests
     if tests is None:
         return {"status": NO_TESTS, "statusReason": "no tests submitted"}
@@ -170,7 +167,7 @@ def _status(result: MutantResult | None, report: Report, hints: Mapping[str, str
     if result.killed_by:
         status["killedBy"] = [result.killed_by]
     if not result.outcome.is_killed:  # the page shows it with the mutant, whose code it may not show
-        status["statusReason"] = survivor_note(result, report, hints)
+        status["statusReason"] = survivor_note(result, report)
     return status
 
 

@@ -13,7 +13,7 @@ from rich.text import Text
 from grader.probes import FIRST_READ, NAMES_READS, OUTPUTS_NAMED, resized_reads
 from grader.probes import compared as probes_compared
 from grader.report.model import Report, TestsVerdict, Verdict, headline
-from grader.report.survivors import place_hints, survivors_by_place
+from grader.report.survivors import survivors_by_place
 from grader.runner.inside.probe import AGAIN, CACHED, FROZEN, MODEL, NEXT, RESIZED
 from grader.runner.inside.records import IMPORT_FAILED
 
@@ -282,7 +282,7 @@ def _tests(report: Report) -> Text | Group:
     if survivors:
         lines.append(Text(f"  pool mutants that survived ({len(survivors)}), by where they change the module:"))
         lines.append(_hanging("  ", SURVIVORS_HINT, style="yellow"))
-        hints = place_hints(report)
+        hints = tests.place_hints
         for where, ids in survivors_by_place(survivors).items():
             lines.append(_hanging("    ", f"in {where} ({len(ids)}): {', '.join(ids)}"))
             if where in hints:

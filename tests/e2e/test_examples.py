@@ -85,6 +85,9 @@ def test_correct_passes_everything(graded):
     assert all(run["outcome"] == "passed" for run in tests["validity"])
     assert tests["on_your_implementation"] == {"implementation": "your luong.py", "outcome": "passed",
                                                "failed_test": None, "message": ""}
+    # the report says what catches the survivors of each place, for a reader without the manifest
+    assert tests["place_hints"] == dict(CHAPTER.place_hints)
+    assert all(m["where"] in tests["place_hints"] for m in tests["mutants"] if not m["pitfall"])
 
 
 @pytest.mark.parametrize("pitfall", PITFALL_EXAMPLES)

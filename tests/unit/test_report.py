@@ -232,16 +232,31 @@ def test_surviving_pool_mutants_are_listed_under_their_place_in_the_module():
                  MutantResult("g3", False, MutantOutcome.KILLED, "test_order", where="scores"),
                  MutantResult("g4", False, MutantOutcome.SURVIVED, where="the constructor"))
     report = sample()
-    report = replace(report, tests=replace(report.tests, mutants=report.tests.mutants + survivors))
+    hints = load_chapter("L4.3").place_hints  # what catches them, as the chapter says
+    report = replace(report, tests=replace(report.tests, mutants=report.tests.mutants + survivors,
+                                           place_hints=hints))
     text = render_text(report)
     assert "pool mutants that survived (3), by where they change the module:" in text
     assert text.index("in the constructor (2): g2, g4") < text.index("in scores (1): g1")
-    hint = load_chapter("L4.3").place_hints["scores"]  # what catches them, as the chapter says
-    assert text.index("in scores (1): g1") < text.index(hint[:40])
+    assert text.index("in scores (1): g1") < text.index(hints["scores"][:40])
     data = json.loads(render_json(report))
     validate(data)
     assert [m["where"] for m in data["tests"]["mutants"][2:]] == ["scores", "the constructor", "scores",
                                                                    "the constructor"]
+    assert data["tests"]["place_hints"] == hints  # a reader of the JSON needs no manifest to say it
+
+
+def test_survivors_are_listed_without_hints_the_report_does_not_carry():
+    """A report made without the chapter's place hints (tests not graded, or a hand-made one) still
+    lists its survivors by place."""
+    report = sample()
+    report = replace(report, tests=replace(report.tests, mutants=report.tests.mutants + (
+        MutantResult("g1", False, MutantOutcome.SURVIVED, where="scores"),)))
+    text = render_text(report)
+    assert "in scores (1): g1" in text and load_chapter("L4.3").place_hints["scores"][:40] not in text
+    xml = ElementTree.fromstring(RENDERERS["junit"](report).encode())
+    failure = next(case.find("failure") for case in xml.iter("testcase") if case.get("name") == "your tests kill g1")
+    assert failure.text.endswith("which changes scores (its code is not shown)")
 
 
 def test_junit_says_what_catches_each_survivor_as_the_text_report_does():
@@ -251,7 +266,8 @@ def test_junit_says_what_catches_each_survivor_as_the_text_report_does():
     report = sample()
     report = replace(report, tests=replace(report.tests, mutants=report.tests.mutants + (
         MutantResult("g1", False, MutantOutcome.SURVIVED, where="scores"),
-        MutantResult("g2", False, MutantOutcome.KILLED, "test_order", where="scores"))))
+        MutantResult("g2", False, MutantOutcome.KILLED, "test_order", where="scores")),
+        place_hints=load_chapter("L4.3").place_hints))
     xml = ElementTree.fromstring(RENDERERS["junit"](report).encode())
     failures = {case.get("name"): case.find("failure") for case in xml.iter("testcase")}
     pool = failures["your tests kill g1"].text
