@@ -107,8 +107,9 @@ ORDER_HINT = (
 )
 CHANCE_HINT = (
     "the same implementation, run the same way, failed once and passed once: the test's outcome changes from "
-    "run to run, as it does when a test draws random numbers without a seed (np.random.default_rng() with none; "
-    "give it one, as the course tests do) or reads the clock"
+    "run to run, as it does when a test draws random numbers without a seed (np.random.rand with no "
+    "np.random.seed, np.random.default_rng() with none; each run draws its own: give it one, as the course "
+    "tests do) or reads the clock"
 )
 FAST_ONLY_HINT = (
     "the same implementation passed when the test ran alone, collected afresh in a run of its own; here the "

@@ -27,6 +27,7 @@ from typing import Self
 from grader.chapter import Chapter
 from grader.runner.channel import ANSWER, READY, Channel
 from grader.runner.compiled import MAGIC, compiled_modules
+from grader.runner.inside.draws import SEED_BITS
 from grader.runner.results import (
     REFERENCE,
     REFERENCE_AGAIN,
@@ -72,6 +73,7 @@ PIPELINE_DEPTH = 2
 # pass, 0.8 to 1.2 s of it; this lag: 0.2 s). A longer lag learns the killers later (32: more child
 # CPU than 16, measured by bench/mutation_speed.py's breakdown).
 ORDER_LAG = 16
+COLLECTION_DRAWS = "#collection"  # draws_seed's label for the collection: no run id starts with "#"
 THREAD_ENV = {name: "1" for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
 
 
@@ -124,6 +126,15 @@ class WarmRunner:
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
+    def draws_seed(self, run_id: str) -> int:
+        """The seed of the random numbers the student's tests draw without one in run ``run_id``
+        (inside/draws.py), from the submission's keyed seed (grade_key), so a regrade draws the
+        same. Each pass draws its own for a module: a fast zygote that learnt a module's seed
+        cannot know that module by it in a run alone. The collection's (COLLECTION_DRAWS) is
+        one for both, so both collect the same tests."""
+        run_pass = "suite" if self.collect or run_id == COLLECTION_DRAWS else "alone"
+        return random.Random(f"{self.seed}:draws:{run_pass}:{run_id}").getrandbits(SEED_BITS)
+
     def _course_target(self, path: Path) -> str:
         return course_target(self.chapter, path)
 
@@ -146,7 +157,7 @@ class WarmRunner:
                 "course_tests": self._course_target(self.chapter.course_tests),
                 "student_tests": STUDENT_TESTS_TARGET if self.student_tests is not None else None,
                 "collect": self.collect, "scratch": SCRATCH, "runner_dir": RUNNER_TARGET, "workers": self.workers,
-                "wait_to_collect": self._waiting_to_collect}
+                "wait_to_collect": self._waiting_to_collect, "draws": self.draws_seed(COLLECTION_DRAWS)}
 
     def start(self) -> None:
         """Spawn the zygote and wait until it has imported everything and collected the tests."""
@@ -323,7 +334,7 @@ class WarmRunner:
                     break  # an older run is still out: wait for its answer first
                 run_id, module = queue.pop()
                 code = compiled.get(module) if compiled else None
-                request = {"kind": kind, "timeout": timeout,
+                request = {"kind": kind, "timeout": timeout, "draws": self.draws_seed(run_id),
                            "order": self._killers_first(), "stop_early": stop_early,
                            "form": "source" if code is None else "code"}
                 # a queued request may wait for the run ahead of it, hence the depth in its deadline

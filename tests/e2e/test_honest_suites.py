@@ -118,3 +118,28 @@ def test_tests_that_share_the_implementation_s_mistake_are_told_so(tmp_path):
     reference = next(run for run in report["tests"]["validity"] if run["implementation"] == "reference")
     assert reference["outcome"] == "failed" and "shares your luong.py's mistake" in reference["message"], reference
     assert "tolerance" not in reference["message"]
+
+
+def test_a_test_that_passes_by_chance_is_invalid_in_every_grade_alike(tmp_path):
+    """A test drawing without a seed that fails half the time passed every run of a grade, each run
+    drawing what the zygote held (red team, round 28), and the next grade could fail it. Each run
+    now draws its own, so correct implementations fail it, and a regrade of the same files says
+    the same."""
+    tests = tmp_path / "tests"
+    shutil.copytree(CORRECT_IMPL.parents[2] / "tests" / "l4-3-luong", tests)
+    (tests / "test_coin.py").write_text(
+        "import numpy as np\n\ndef test_coin():\n    assert np.random.rand() < 0.5\n", encoding="utf-8")
+    reports = []
+    for attempt in range(2):
+        out = tmp_path / f"report-{attempt}.json"
+        result = grader("grade", "--impl", str(CORRECT_IMPL), "--tests", str(tests), "--format", "json",
+                        "--out", str(out))
+        assert result.returncode == 1, result.stdout + result.stderr
+        report = json.loads(out.read_text())
+        validate(report)
+        del report["timing"]
+        reports.append(report)
+    assert reports[0] == reports[1]
+    assert reports[0]["implementation"]["verdict"] == "pass"
+    assert reports[0]["tests"]["verdict"] == "invalid"
+    assert "test_coin.py::test_coin" in reports[0]["tests"]["invalid_reason"]

@@ -288,6 +288,41 @@ def test_runs_alone_go_in_an_order_nobody_can_foresee(suite_folder, runner_for, 
     assert orders[0] != orders[1], orders
 
 
+def test_unseeded_draws_are_keyed_by_submission_and_module(suite_folder, runner_for, reference) -> None:
+    """A test drawing without a seed (numpy's and Python's global generators, a generator made with
+    none) draws anew in each run, the reference's second run included, so that chance shows on the
+    correct implementations (red team, round 28), and a module run alone draws apart from its run
+    among the others; a regrade of the same submission (same seed) draws the same everywhere, and
+    at import time the two zygotes draw alike."""
+    folder = suite_folder({"test_draws.py": """
+        import random
+        import numpy as np
+        def drawn():
+            return (int(np.random.randint(1 << 30)), random.getrandbits(30),
+                    int(np.random.default_rng().integers(1 << 30)))
+        AT_IMPORT = drawn()
+        def test_says_what_it_drew():
+            assert False, f"import={AT_IMPORT} test={drawn()}"
+    """})
+    modules = [(REFERENCE, reference), ("m1", reference), ("m2", reference), (REFERENCE_AGAIN, reference)]
+
+    def drawn(runner) -> dict[str, tuple[str, str]]:
+        runs = runner.suite_runs(modules, timeout=10.0)
+        found = {run_id: re.search(r"import=(\(.*?\)) test=(\(.*?\))", run.message) for run_id, run in runs.items()}
+        assert all(found.values()), {run_id: run.message for run_id, run in runs.items()}
+        return {run_id: match.groups() for run_id, match in found.items()}
+
+    together = drawn(runner_for(folder, seed=7))
+    alone = drawn(runner_for(folder, collect=False, workers=1, seed=7))
+    regrade = drawn(runner_for(folder, seed=7))
+    other_submission = drawn(runner_for(folder, seed=8))
+    assert together == regrade
+    at_import, in_test = (set(draws) for draws in zip(*together.values(), *alone.values()))
+    assert len(at_import) == 1 and len(in_test) == 2 * len(modules)
+    other_import, other_test = (set(draws) for draws in zip(*other_submission.values()))
+    assert not at_import & other_import and not in_test & other_test
+
+
 def test_a_runner_told_to_wait_collects_only_when_awaited(suite_folder, chapter, backend) -> None:
     """The fast sandbox starts with the clean one, but collecting the suite runs the student's
     code, which must not run there while the clean sandbox runs what the grade trusts: it waits

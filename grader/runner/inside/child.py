@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from . import isolation, loader, substrate
+from . import draws, isolation, loader, substrate
 from .records import IMPORT_FAILED, Recorder, clip
 from .session import run_alone, run_course
 from .suite import ordered, run_items
@@ -42,6 +42,7 @@ class Setup:
     collected: bool  # the session holds the collected tests (else each child collects: runs alone)
     rebinding: loader.Rebinding  # where the collected tests hold names from the graded module
     test_files: tuple[isolation.OpenedFile, ...]  # files of the tests folder the collected tests hold open
+    collection_draws: int = 0  # the seed a collection of the student's suite starts from (draws.py)
 
 
 @dataclass(frozen=True)
@@ -58,6 +59,7 @@ class Job:
     skip: frozenset[str] = frozenset()
     entry: str = ""
     compiled: bool = False  # ``source`` is a marshalled code object from the trusted side
+    draws: int = 0  # the seed this run's tests start from (draws.py)
 
 
 STUDENT_MODULE_KINDS = ("course", "call")  # the runs of the student's own luong.py
@@ -133,8 +135,10 @@ def _dispatch(setup: Setup, job: Job, recorder: Recorder) -> None:
     elif setup.session is None or setup.collected != (job.kind == "suite"):
         raise RuntimeError(f"a {job.kind} run needs a session that is {'' if job.kind == 'suite' else 'not '}collected")
     elif job.kind == "alone":
-        run_alone(setup.session, order=job.order, stop_early=job.stop_early, recorder=recorder)
+        run_alone(setup.session, order=job.order, stop_early=job.stop_early, recorder=recorder,
+                  draws=(setup.collection_draws, job.draws))
     else:
+        draws.seed(job.draws)
         run_items(ordered(setup.session.items, job.order), stop_early=job.stop_early, recorder=recorder)
     recorder.emit("done")
 

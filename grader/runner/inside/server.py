@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from . import isolation, leftovers, loader
+from . import draws, isolation, leftovers, loader
 from .child import Job, Setup, run_child
 from .outcomes import ChildExit, Outcome, classify_status, decide
 from .protocol import LENGTH_BYTES, FrameBuffer, ProtocolError, decode_header, encode_frame, header_length
@@ -42,7 +42,7 @@ MAX_RECORD_EVENTS = 1 << 16
 OUTPUT_KEEP_BYTES = 4096  # what is kept of a child's stdout+stderr, for messages
 CONFIG_FIELDS: dict[str, type | tuple[type, ...]] = {"sys_path": list, "module": str, "module_file": str, "course_tests": str,
                  "student_tests": (str, type(None)), "collect": bool, "scratch": str, "runner_dir": str,
-                 "workers": int, "wait_to_collect": bool}
+                 "workers": int, "wait_to_collect": bool, "draws": int}
 
 _LIBC_FORK = ctypes.PyDLL(None, use_errno=True).fork
 # Imported once here so that no child pays for them: numpy loads these submodules lazily on first
@@ -296,6 +296,9 @@ def _job_from_request(request: dict, buffer: memoryview, scratch: Path) -> Job:
         raise ProtocolError(f"bad request kind {kind!r} with {len(sizes)} payloads")
     if type(request.get("run")) is not int or not isinstance(request.get("timeout"), (int, float)):
         raise ProtocolError("request lacks an integer run token or a timeout")
+    seed = request.get("draws", 0)
+    if type(seed) is not int or not 0 <= seed < 1 << draws.SEED_BITS:
+        raise ProtocolError(f"bad draws seed {seed!r}")
     form = request.get("form", "source")
     if form not in ("source", "code") or (form == "code" and kind not in ("suite", "alone")):
         raise ProtocolError(f"bad module form {form!r} for a {kind} run")
@@ -306,7 +309,7 @@ def _job_from_request(request: dict, buffer: memoryview, scratch: Path) -> Job:
     return Job(kind=kind, source=buffer[: sizes[0]], payload=payload, timeout=float(request["timeout"]),
                workdir=scratch / os.urandom(8).hex(), order=tuple(request.get("order", ())),
                stop_early=bool(request.get("stop_early", True)), skip=frozenset(request.get("skip", ())),
-               entry=entry, compiled=form == "code")
+               entry=entry, compiled=form == "code", draws=seed)
 
 
 def answer(run: Run, child_exit: ChildExit, description: str, seconds: float,
@@ -373,6 +376,8 @@ def _check_config(config: dict) -> dict:
             raise ProtocolError(f"config field {key!r} missing or of the wrong type")
     if config["workers"] < 1:
         raise ProtocolError("config: workers must be at least 1")
+    if not 0 <= config["draws"] < 1 << draws.SEED_BITS:
+        raise ProtocolError("config: draws is not a seed")
     return config
 
 
@@ -394,6 +399,7 @@ def _warm_imports(config: dict) -> None:
     for info in pkgutil.walk_packages(package.__path__, prefix=f"{package_name}."):
         if info.name != config["module"]:
             importlib.import_module(info.name)
+    draws.route_fresh_generators()
 
 
 def main() -> None:
@@ -426,7 +432,7 @@ def main() -> None:
                       runner_dir=Path(config["runner_dir"]), landlock_abi=abi,
                       readable=isolation.read_rules(abi, scratch) if abi else isolation.ReadRules(()),
                       placeholder=placeholder, session=session, collected=collected,
-                      rebinding=rebinding,
+                      rebinding=rebinding, collection_draws=config["draws"],
                       test_files=isolation.files_open_under(student_tests) if collected else ())
         # Children must not copy the warm heap: a collection in a child writes to every object's
         # GC header, and copy-on-write then duplicates the whole heap page by page (tens of ms).
@@ -439,4 +445,5 @@ def main() -> None:
     if student_tests is None:
         serve(None, [])
     else:
+        draws.seed(config["draws"])  # as each child running alone does before it collects
         serve_from_session(student_tests, serve, collect=collect)

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from .draws import seed as seed_draws
 from .records import Recorder, clip
 from .suite import ordered, run_items, summarize
 
@@ -94,16 +95,21 @@ def run_course(tests: Path, student_tests: Path | None, *, skip: set[str], impor
     pytest.main([str(tests), "-q", "-s", "-p", "no:cacheprovider", "--rootdir", str(tests)], plugins=[plugin])
 
 
-def run_alone(session: pytest.Session, *, order: Sequence[str], stop_early: bool, recorder: Recorder) -> None:
+def run_alone(session: pytest.Session, *, order: Sequence[str], stop_early: bool, recorder: Recorder,
+              draws: tuple[int, int]) -> None:
     """Collect the student's suite in this child, from the zygote's configured but uncollected
     session, and run it, ``order`` first. Conftests load here, during collection (the zygote ran
     pytest with --noconftest); a conftest's pytest_addoption still runs, its options at their
-    defaults."""
+    defaults. ``draws``: the seeds of the collection and of the tests (see draws.py), so that a
+    run alone draws what the same module's run among the others draws."""
     plugin = SessionRecorder(recorder, skip=set(), order=order, import_error=None)
     session.config.pluginmanager.register(plugin)
+    collection_seed, tests_seed = draws
+    seed_draws(collection_seed)
     _start_as_pytest_would(session)
     session.perform_collect()
     if not plugin.collection_failed:
+        seed_draws(tests_seed)
         run_items(session.items, stop_early=stop_early, recorder=recorder)
 
 
