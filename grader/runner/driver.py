@@ -130,7 +130,7 @@ class WarmRunner:
         """The seed of the random numbers the student's tests draw without one in run ``run_id``
         (inside/draws.py), from the submission's keyed seed (grade_key), so a regrade draws the
         same. Each pass draws its own for a module: a fast zygote that learnt a module's seed
-        cannot know that module by it in a run alone. The collection's (COLLECTION_DRAWS) is
+        cannot recognise that module by it in a run alone. The collection's (COLLECTION_DRAWS) is
         one for both, so both collect the same tests."""
         run_pass = "suite" if self.collect or run_id == COLLECTION_DRAWS else "alone"
         return random.Random(f"{self.seed}:draws:{run_pass}:{run_id}").getrandbits(SEED_BITS)

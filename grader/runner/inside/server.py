@@ -399,7 +399,6 @@ def _warm_imports(config: dict) -> None:
     for info in pkgutil.walk_packages(package.__path__, prefix=f"{package_name}."):
         if info.name != config["module"]:
             importlib.import_module(info.name)
-    draws.route_fresh_generators()
 
 
 def main() -> None:
@@ -413,6 +412,7 @@ def main() -> None:
         raise ProtocolError("the first frame must be the configuration")
     config = _check_config(header)
     _warm_imports(config)
+    draws.route_fresh_generators()
     placeholder = loader.install_placeholder(config["module"], config["module_file"])
     scratch = Path(config["scratch"])
     abi = isolation.landlock_abi()
