@@ -102,7 +102,8 @@ ORDER_HINT = (
     "the reference passed the first run, which ran the tests in the files' order, and failed when run again last; "
     "every run after the first puts the tests that killed most first. A test that fails here depends on another "
     "running before it (state a test or a module- or session-scoped fixture leaves behind, such as a module that "
-    "one test changes with load_state_dict and another reads), on randomness, or on what an earlier run did; "
+    "one test changes with load_state_dict and another reads), on random numbers drawn without a seed (each run "
+    "here draws its own: seed them, as the course tests do), or on what an earlier run did; "
     "run your tests in another order (the files or the tests in them reversed) to see it"
 )
 CHANCE_HINT = (
