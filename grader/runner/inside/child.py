@@ -136,7 +136,7 @@ def _dispatch(setup: Setup, job: Job, recorder: Recorder) -> None:
         raise RuntimeError(f"a {job.kind} run needs a session that is {'' if job.kind == 'suite' else 'not '}collected")
     elif job.kind == "alone":
         run_alone(setup.session, order=job.order, stop_early=job.stop_early, recorder=recorder,
-                  draws=(setup.collection_draws, job.draws))
+                  collection_seed=setup.collection_draws, tests_seed=job.draws)
     else:
         draws.seed(job.draws)
         run_items(ordered(setup.session.items, job.order), stop_early=job.stop_early, recorder=recorder)

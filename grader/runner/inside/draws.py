@@ -30,6 +30,11 @@ def route_fresh_generators() -> None:
     bit_generator.randbits = random.getrandbits
 
 
+def is_seed(value: object) -> bool:
+    """Whether ``value`` can seed both generators (a request's or the config's, checked on arrival)."""
+    return type(value) is int and 0 <= value < 1 << SEED_BITS
+
+
 def seed(value: int) -> None:
     """Seed both global generators (and, through route_fresh_generators, every unseeded one)."""
     random.seed(value)

@@ -297,7 +297,7 @@ def _job_from_request(request: dict, buffer: memoryview, scratch: Path) -> Job:
     if type(request.get("run")) is not int or not isinstance(request.get("timeout"), (int, float)):
         raise ProtocolError("request lacks an integer run token or a timeout")
     seed = request.get("draws", 0)
-    if type(seed) is not int or not 0 <= seed < 1 << draws.SEED_BITS:
+    if not draws.is_seed(seed):
         raise ProtocolError(f"bad draws seed {seed!r}")
     form = request.get("form", "source")
     if form not in ("source", "code") or (form == "code" and kind not in ("suite", "alone")):
@@ -376,7 +376,7 @@ def _check_config(config: dict) -> dict:
             raise ProtocolError(f"config field {key!r} missing or of the wrong type")
     if config["workers"] < 1:
         raise ProtocolError("config: workers must be at least 1")
-    if not 0 <= config["draws"] < 1 << draws.SEED_BITS:
+    if not draws.is_seed(config["draws"]):
         raise ProtocolError("config: draws is not a seed")
     return config
 

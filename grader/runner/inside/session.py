@@ -96,15 +96,14 @@ def run_course(tests: Path, student_tests: Path | None, *, skip: set[str], impor
 
 
 def run_alone(session: pytest.Session, *, order: Sequence[str], stop_early: bool, recorder: Recorder,
-              draws: tuple[int, int]) -> None:
+              collection_seed: int, tests_seed: int) -> None:
     """Collect the student's suite in this child, from the zygote's configured but uncollected
     session, and run it, ``order`` first. Conftests load here, during collection (the zygote ran
     pytest with --noconftest); a conftest's pytest_addoption still runs, its options at their
-    defaults. ``draws``: the seeds of the collection and of the tests (see draws.py), so that a
-    run alone draws what the same module's run among the others draws."""
+    defaults. The collection draws from ``collection_seed``, as the fast zygote's did, so both
+    collect the same tests; the tests from ``tests_seed``, this run's own (see draws.py)."""
     plugin = SessionRecorder(recorder, skip=set(), order=order, import_error=None)
     session.config.pluginmanager.register(plugin)
-    collection_seed, tests_seed = draws
     seed_draws(collection_seed)
     _start_as_pytest_would(session)
     session.perform_collect()
