@@ -821,6 +821,14 @@ def _band(case: str) -> Band:
     return NUMBERS[int(case.removeprefix("case")) // len(SCORES)]
 
 
+def _entry_should_be(ours: str, theirs: str) -> str:
+    """What a "dtypes" entry should say: its dtype where it names the same output, the whole
+    entry where it names another (a module registering its parameters in another order was told
+    'grad:v.weight float64 (should be float64)': honest students, round 30)."""
+    output, _, dtype = ours.rpartition(" ")
+    return dtype if theirs.rpartition(" ")[0] == output else ours
+
+
 def _numbers_problems(case: str, wrong: list[str], student: dict[str, np.ndarray],
                       reference: dict[str, np.ndarray], slack: Slack) -> list[str]:
     """What differs in a numbers case, in the order the values flow."""
@@ -832,7 +840,7 @@ def _numbers_problems(case: str, wrong: list[str], student: dict[str, np.ndarray
         problems.append(f"wrong dtype or shape, or missing: {by_read(misfits, given)}")
     text = [(n, k) for n, k in zip(names, wrong) if n not in misfits and reference[k].dtype.kind == "U"]
     for name, key in text:  # a "dtypes" line is "<output> <dtype>"; an echoed input is one word
-        differing = [f"{_clip(str(theirs))} (should be {ours.rpartition(' ')[2]})"
+        differing = [f"{_clip(str(theirs))} (should be {_entry_should_be(ours, str(theirs))})"
                      for ours, theirs in zip(reference[key].ravel().tolist(), student[key].ravel().tolist())
                      if ours != theirs]
         problems.append(f"{name}: " + ", ".join(differing[:4]) if differing else f"{name} differ")

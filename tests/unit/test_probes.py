@@ -848,6 +848,22 @@ def test_values_of_another_kind_than_the_reference_are_named_not_a_crash(payload
         f"{LABELS[2]}: score: dox (should be concat)", "contract: kind should be contract, got 5")
 
 
+def test_a_dtypes_entry_naming_another_output_says_which_it_should_name(payload):
+    """A module registering concat's parameters in another order lists its gradients in that
+    order: the line must say which output each entry should name, not 'float64 (should be
+    float64)' (honest students, round 30). An entry with only its dtype wrong still says the dtype."""
+    reference = probes.outputs_of(REFERENCE, payload)
+    dtypes = reference["case2.dtypes"].tolist()
+    first, second = dtypes.index("grad:score_proj.weight float64"), dtypes.index("grad:v.weight float64")
+    dtypes[first], dtypes[second] = dtypes[second], dtypes[first]
+    dtypes[0] = "context float32"
+    student = {**reference, "case2.dtypes": np.array(dtypes)}
+    assert probes.judge(student, reference, no_pitfalls).disagreements == (
+        (f"{LABELS[2]}: dtypes: context float32 (should be float64), "
+         "grad:v.weight float64 (should be grad:score_proj.weight float64), "
+         "grad:score_proj.weight float64 (should be grad:v.weight float64)"),)
+
+
 def test_a_description_that_raises_is_the_case_s_disagreement(payload, monkeypatch):
     """The last line of defence: should an answer still make describing a case raise, that case
     is named as not comparable, and the grade goes on to a report."""
