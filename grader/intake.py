@@ -8,6 +8,7 @@ student's folder again (it might change, or hold links, while grading runs).
 from __future__ import annotations
 
 import ast
+import difflib
 import hashlib
 import io
 import tokenize
@@ -33,6 +34,9 @@ MAX_DEPTH = 8  # folder levels below the tests folder
 SAME_AS_UTF8 = ("utf-8", "utf-8-sig", "ascii")  # declared encodings that read UTF-8 text as UTF-8 does
 TEST_FILES = ("test_*.py", "*_test.py")  # what pytest collects by default, and so the runner
 NOT_TESTS = frozenset({"conftest.py", "__init__.py"})  # Python files a tests folder holds besides tests
+# How like the tests folder's name a folder beside it is named when its tests are taken for
+# misplaced ones (difflib's ratio, for l4-3-luong: l4.3-luong 0.9, luong 0.67, l4-4-decoder 0.45).
+NAMED_LIKE = 0.6
 
 
 class IntakeError(Exception):
@@ -87,6 +91,7 @@ def read_course_repo(chapter: Chapter, repo: Path) -> Submission:
         tests = repo_path(repo, chapter.student.tests)
         if not holds_tests(tests):
             _check_no_test_misnamed(tests, chapter.student.tests)
+            _check_no_tests_beside(repo, tests, chapter)
             tests = None
     except IntakeError as exc:
         return replace(read_submission(chapter, impl, None), tests_refused=str(exc))
@@ -104,6 +109,44 @@ def _check_no_test_misnamed(folder: Path, shown: str) -> None:
     if written:
         raise IntakeError(f"{shown}: holds {', '.join(written[:5])} but no test file: pytest collects tests only "
                           f"from files named {' or '.join(TEST_FILES)}; rename the files that hold your tests")
+
+
+def _check_no_tests_beside(repo: Path, folder: Path, chapter: Chapter) -> None:
+    """Tests of the graded module beside a tests folder that holds none: in the folder above it,
+    or in a folder named like it (l4.3-luong for l4-3-luong). The repository passed on its
+    implementation alone, exit 0, with a whole suite one character away (honest students, round
+    30). Folders of other chapters, named otherwise, are not read."""
+    for path in _test_files_beside(folder):
+        if _tests_module(path, chapter.student.module):
+            raise IntakeError(f"{path.relative_to(repo).as_posix()}: tests {chapter.student.module}, but the chapter "
+                              f"reads its tests from {chapter.student.tests}, which holds no test file: move them there")
+
+
+def _test_files_beside(folder: Path) -> Iterator[Path]:
+    """Test files directly in ``folder``'s parent, and below its folders named like ``folder``;
+    a folder that reading would refuse (a link, too deep) is passed over, as it is no submission."""
+    parent = folder.parent
+    if parent.is_symlink() or not parent.is_dir():
+        return
+    for entry in sorted(_entries(parent, parent)):
+        if entry.is_symlink() or entry == folder:
+            continue
+        if entry.is_file() and _is_test_file(PurePosixPath(entry.name)):
+            yield entry
+        elif entry.is_dir() and difflib.SequenceMatcher(None, entry.name.lower(), folder.name.lower()).ratio() >= NAMED_LIKE:
+            try:
+                yield from (path for path in sorted(_walk(entry)) if _is_test_file(PurePosixPath(path.name)))
+            except IntakeError:
+                continue
+
+
+def _tests_module(path: Path, module: str) -> bool:
+    """Whether the Python file at ``path`` imports ``module`` (or a name from it)."""
+    try:
+        tree = ast.parse(path.read_bytes()[:MAX_FILE_BYTES])
+    except (OSError, SyntaxError, ValueError):
+        return False
+    return any(name == module or name.startswith(module + ".") for name, _, _ in _imported_modules(tree))
 
 
 def holds_tests(folder: Path) -> bool:

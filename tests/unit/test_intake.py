@@ -305,6 +305,34 @@ def test_a_course_repo_whose_tests_pytest_would_not_collect_is_refused(impl, tmp
     assert repo_tests_refused(repo).startswith("python/tests/l4-3-luong: holds test_luong.PY but no test file")
 
 
+def test_a_course_repo_s_tests_beside_its_tests_folder_are_refused_as_misplaced(impl, tmp_path):
+    """A suite in python/tests/l4.3-luong (a dot for the dash) left the chapter's folder without a
+    test file: the repository passed on its implementation alone, exit 0 (honest students, round
+    30). Tests of the graded module directly in python/tests are refused too; a folder of another
+    chapter, or tests of another module, are not read as the chapter's."""
+    repo = tmp_path / "repo"
+    (repo / "python/tinyllm/seq2seq").mkdir(parents=True)
+    (repo / "python/tinyllm/seq2seq/luong.py").write_bytes(impl.read_bytes())
+    other_module = b"from tinyllm.nn import Linear\n\ndef test_y():\n    assert Linear\n"
+    for folder, name, source in [("l4-4-decoder", "test_decoder.py", GOOD_TEST),
+                                 ("l4.3-luong", "test_other.py", other_module),
+                                 ("l4.3-luong", "test_broken.py", b"def test_(:\n")]:
+        (repo / "python/tests" / folder).mkdir(parents=True, exist_ok=True)
+        (repo / "python/tests" / folder / name).write_bytes(source)
+    assert read_course_repo(CHAPTER, repo).tests is None and read_course_repo(CHAPTER, repo).tests_refused is None
+    (repo / "python/tests/l4.3-luong/deeper").mkdir()
+    (repo / "python/tests/l4.3-luong/deeper/test_luong.py").write_bytes(GOOD_TEST)
+    assert repo_tests_refused(repo) == ("python/tests/l4.3-luong/deeper/test_luong.py: tests tinyllm.seq2seq.luong, "
+                                        "but the chapter reads its tests from python/tests/l4-3-luong, which holds no "
+                                        "test file: move them there")
+    (repo / "python/tests/l4-3-luong").mkdir()  # as `grader start` leaves it
+    (repo / "python/tests/l4.3-luong/deeper/test_luong.py").unlink()
+    (repo / "python/tests/test_luong.py").write_bytes(b"from tinyllm.seq2seq import luong\n")
+    assert repo_tests_refused(repo).startswith("python/tests/test_luong.py: tests tinyllm.seq2seq.luong, but")
+    (repo / "python/tests/l4-3-luong/test_a.py").write_bytes(GOOD_TEST)
+    assert read_course_repo(CHAPTER, repo).tests == (("test_a.py", GOOD_TEST),)
+
+
 def test_the_implementation_in_its_own_tests_folder_is_not_read_as_a_test(tmp_path):
     """A project folder given as --tests holds luong.py beside the tests: it was refused for
     importing tinyllm.nn, as a test may not (red team, round 26). Another file's imports are
