@@ -76,12 +76,17 @@ FORCED_FAILURE_SOURCE = b'raise ImportError("forced failure: the grader checks t
 NO_RESULT = "no result came back for this test: the run ended without reporting it"
 NOT_COLLECTED = "not run: the course tests could not be collected with this luong.py (the rows above say why)"
 PYTEST_NAMES_HINT = "Hint: make sure your test modules/packages have valid Python names."
+# What inspect raises for a module with no source file, as every luong.py is run here
+NO_SOURCE = ("source code not available", "could not get source code", "could not find class definition")
+NO_SOURCE_HINT = (": every luong.py is run here from memory, with no source to read; test what it computes, not "
+                  "how it is written")
 HIDDEN_PART = "id not shown"
 HIDDEN_NODE = "a test whose id was not fixed at collection: not shown"
 NOT_SHOWN = "messages from runs on the grader's implementations are not shown"
 MORE_THAN_ASKED = (
     "a correct implementation to more than the chapter asks: floats that are equal only to the last bit (compare "
-    "them with a tolerance, as np.testing.assert_allclose does), or a name or behaviour the contract does not define"
+    "them with a tolerance, as np.testing.assert_allclose does; float32 keeps about 7 digits, so no tighter "
+    "than rtol=1e-5 with a small atol), or a name or behaviour the contract does not define"
 )
 TRUSTED_RUN_HINT = (
     f"{NOT_SHOWN}, but the run on your own luong.py is, on the line \"on your luong.py\". If this test passes on "
@@ -338,7 +343,17 @@ def _run_on_your_implementation(runner: WarmRunner, impl: bytes, settings: Setti
     knows the two modules differ in what it checks. It counts for nothing in the grade."""
     run = runner.suite_runs([(YOURS, impl)], timeout=settings.alone_timeout)[YOURS]
     return ValidityRun(implementation=YOURS, outcome=run.outcome.value, failed_test=run.node if run.killed else None,
-                       message=_as_shown(run.message if run.killed else _skips(run)))
+                       message=yours_message(run))
+
+
+def yours_message(run: SuiteRun) -> str:
+    """The line "on your luong.py": the failure as the student's code wrote it, or the skips of a
+    pass. A test reading the module's source failed on every implementation, the student's own
+    too, with inspect's OSError, and was told of float tolerances (honest students, round 30)."""
+    if not run.killed:
+        return _as_shown(_skips(run))
+    shown = _as_shown(run.message)
+    return shown + NO_SOURCE_HINT if any(text in run.message for text in NO_SOURCE) else shown
 
 
 def _skips(run: SuiteRun) -> str:

@@ -4,9 +4,26 @@ grading.trusted_run_hint); and how a message of the student's own runs is tidied
 
 from __future__ import annotations
 
-from grader.grading import (AGAIN, ALONE, CHANCE_HINT, FAST_ONLY_HINT, HIDDEN_NODE, HIDDEN_PART, ORDER_HINT,
-                            SHARED_MISTAKE_HINT, STRICTER_THAN_ASKED_HINT, TRUSTED_RUN_HINT, UNDEFINED_HINT,
-                            UNSWAPPABLE_HINT, YOURS, shown_node, trusted_run_hint, trusted_run_message, validity_rows)
+from grader.grading import (
+    AGAIN,
+    ALONE,
+    CHANCE_HINT,
+    FAST_ONLY_HINT,
+    HIDDEN_NODE,
+    HIDDEN_PART,
+    ORDER_HINT,
+    SHARED_MISTAKE_HINT,
+    STRICTER_THAN_ASKED_HINT,
+    TRUSTED_RUN_HINT,
+    UNDEFINED_HINT,
+    UNSWAPPABLE_HINT,
+    YOURS,
+    shown_node,
+    trusted_run_hint,
+    trusted_run_message,
+    validity_rows,
+    yours_message,
+)
 from grader.report.model import ValidityRun, Verdict
 from grader.runner.inside.loader import UNDEFINED, UNSWAPPABLE
 from grader.runner.results import REFERENCE, REFERENCE_AGAIN, Outcome, SuitePass, SuiteRun
@@ -103,6 +120,18 @@ def test_the_words_for_a_failed_correct_implementation_follow_the_run_on_the_stu
     rows = validity_rows(SuitePass(timeout=1.0, runs=runs, variants=(), mutants=()), frozenset(),
                          hint=SHARED_MISTAKE_HINT)
     assert [row.message for row in rows] == [SHARED_MISTAKE_HINT]
+
+
+def test_a_test_reading_the_module_s_source_is_told_there_is_none_to_read():
+    """inspect.getsource(luong) fails on every luong.py here, the student's own too: the line "on
+    your luong.py" says why, where the invalid reason spoke of float tolerances (honest students,
+    round 30). Other failures, and the skips of a pass, are shown as the run wrote them."""
+    no_source = _run(Outcome.FAILED, "inspect.py:1073: OSError: source code not available")
+    assert yours_message(no_source) == ("inspect.py:1073: OSError: source code not available: every luong.py is run "
+                                        "here from memory, with no source to read; test what it computes, not how "
+                                        "it is written")
+    assert yours_message(_run(Outcome.FAILED, "AssertionError: 1 != 2")) == "AssertionError: 1 != 2"
+    assert yours_message(_run(Outcome.PASSED, "")) == ""
 
 
 def test_pytest_s_explanation_of_an_assert_is_tidied_so_a_regrade_gives_the_same_report():
