@@ -35,7 +35,12 @@ READ_LEGEND = (  # (the read prefixes a line names, what those reads do)
                 "given, the W_a k_s computed once per sentence)")),
     ((FROZEN,), (f"{FROZEN} a fresh module built from an rng, never loaded (its weights written in place, as an "
                 "optimiser writes them), called with every argument named as the contract names it, trained over "
-                "inputs that need no gradient (its parameters still do; inference_ with the query constant too)")),
+                "inputs that need no gradient (its parameters still do; inference_ with the query constant too); "
+                "then changed_ with one real key replaced, as the next sentence is; cached_ and decoded_ through "
+                "proj=project_keys(keys), with the query's gradient and without; next_decoded_ the next step before "
+                "the first's outputs are read; proj_kept says proj came back unchanged; step_ a second backward pass "
+                "through the same proj; stepped_ after an optimiser's step written into the weights in place; "
+                "cast_ after the module is cast to float64")),
     ((NEXT, CACHED + NEXT), (f"{NEXT} and {CACHED + NEXT}: both modules again with other weights and the next batch, "
                             "given the keys tensor and mask array of their first read, refilled")),
     ((RESIZED, CACHED + RESIZED), (f"{RESIZED} and {CACHED + RESIZED}: both again, with a batch of another size and "

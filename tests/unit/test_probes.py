@@ -864,6 +864,25 @@ def test_a_dtypes_entry_naming_another_output_says_which_it_should_name(payload)
          "grad:score_proj.weight float64 (should be grad:v.weight float64)"),)
 
 
+def test_the_text_report_s_legend_explains_every_output_a_probe_line_can_name(payload):
+    """Each numbers output, read prefix aside, is named in the legend whole, or as prefixes the
+    legend explains (resized_, cached_) before a name it does: stepped_weights, cast_weights and
+    changed_context were named by lines and nowhere explained (honest students, round 30)."""
+    from grader.report.text import OUTPUTS_LEGEND, READ_LEGEND
+
+    legend = " ".join(words for _, words in READ_LEGEND) + " " + OUTPUTS_LEGEND
+
+    def explained(name: str) -> bool:
+        prefix = re.match(r"[a-z]+_", name)
+        return (name in legend or (name.startswith("grad:") and "grad:NAME" in legend)
+                or (prefix is not None and prefix[0] in legend and explained(name[prefix.end():])))
+
+    reference = probes.outputs_of(REFERENCE, payload)
+    outputs = {re.sub(r"^(frozen|with_proj|in_a_model):", "", key.partition(".")[2])
+               for key, value in reference.items() if value.dtype.kind == "f"}
+    assert {name for name in outputs if not explained(name)} == set()
+
+
 def test_a_description_that_raises_is_the_case_s_disagreement(payload, monkeypatch):
     """The last line of defence: should an answer still make describing a case raise, that case
     is named as not comparable, and the grade goes on to a report."""
