@@ -131,6 +131,7 @@ def _pitfall_table(report: Report) -> Table:
     failing = implementation is not None and implementation.verdict is not Verdict.PASS
     stopped = {test.name: why for test in implementation.tests if (why := _stopped(test.name, test.message))} \
         if failing else {}
+    failed = {test.name for test in implementation.tests if test.outcome == "failed"} if failing else set()
     for pitfall in report.pitfalls:
         falls_in = implementation is not None and pitfall.id in implementation.behaves_like
         impl_cell = (Text(f"falls in: {pitfall.symptom}", style="red") if falls_in
@@ -138,6 +139,10 @@ def _pitfall_table(report: Report) -> Table:
                      # method read as "no sign of it" (round 27)
                      else Text(f"not checked: {stopped[pitfall.caught_by]}", style="dim", overflow="fold")
                      if pitfall.caught_by in stopped
+                     # its own course test failed an assertion: "no sign of it" beside that was read as
+                     # a contradiction (honest students, round 30: scores those of s02, another proj)
+                     else Text(f"its course test failed ({pitfall.caught_by})", style="yellow", overflow="fold")
+                     if pitfall.caught_by in failed
                      # wrong, but the probes showed nothing of this pitfall: it may still be in it beside
                      # another bug ("not recognised" read as "your file was not recognised": round 26)
                      else Text("no sign of it", style="dim") if failing

@@ -449,14 +449,15 @@ def test_a_terminal_shows_the_first_probe_lines_and_says_where_the_rest_are():
 
 
 def test_a_pitfall_whose_course_test_stopped_at_the_module_s_exception_is_not_checked():
-    """An unwritten method (raise NotImplementedError) read as "no sign of it" (red team, round 27)."""
+    """An unwritten method (raise NotImplementedError) read as "no sign of it" (red team, round 27);
+    so did a pitfall whose own course test failed an assertion (honest students, round 30)."""
     report = sample()
     tests = (CourseTest("test_order", "failed", "luong.py:100: NotImplementedError: attentional: TODO"),
              CourseTest("test_mask", "failed", "test_luong.py:206: AssertionError: not exactly 0"))
     implementation = Implementation(**{**report.implementation.__dict__, "tests": tests, "behaves_like": ()})
     text = " ".join(render_text(Report(**{**report.__dict__, "implementation": implementation})).split())
     assert "not checked: test_order raised NotImplementedError" in text
-    assert "│ s05 │ -1e9 │ no sign of it" in text
+    assert "│ s05 │ -1e9 │ its course test failed (test_mask)" in text  # an assertion: a sign, not "no sign of it"
     failed_import = "the module failed to import: ModuleNotFoundError: No module named 'scipy'"
     implementation = Implementation(**{**implementation.__dict__, "tests": (CourseTest("test_mask", "error", failed_import),)})
     text = render_text(Report(**{**report.__dict__, "implementation": implementation}), width=300)
