@@ -147,6 +147,21 @@ def test_pytest_s_explanation_of_an_assert_is_tidied_so_a_regrade_gives_the_same
                            " +  where False = <function all>(array([0.1]) == 0.0)")
 
 
+def test_a_luong_py_importing_a_package_the_sandbox_lacks_is_told_what_it_holds():
+    """'No module named torch' on each course test said nothing of why (honest students, round 30)."""
+    from grader.grading import _course_test
+    from grader.runner.results import TestOutcome
+
+    def row(message: str) -> str:
+        return _course_test(TestOutcome("test_luong.py::test_validation", Outcome.FAILED, message, 0.1),
+                            ["test_validation"]).message
+
+    assert row("the module failed to import: ModuleNotFoundError: No module named 'torch'") == (
+        "the module failed to import: ModuleNotFoundError: No module named 'torch' in the sandbox, which has "
+        "Python, numpy, pytest and the tinyllm substrate only")
+    assert row("the module failed to import: RuntimeError: broken") == "the module failed to import: RuntimeError: broken"
+
+
 def test_once_the_order_is_shown_to_matter_every_failed_run_of_the_pass_says_so():
     """A module-scoped fixture one test changed: the reference passed in the files' order and
     failed last, and fourteen variants that failed in the same pass (and passed alone) were
