@@ -134,6 +134,24 @@ def test_collection_errors_make_every_run_an_error(suite_folder, runner_for, ref
     assert runs["ref"].outcome is Outcome.ERROR and "not_a_module_anywhere" in runs["ref"].message
 
 
+def test_ids_too_many_to_send_are_a_collection_error_that_says_so(suite_folder, runner_for, reference) -> None:
+    """3,000 ids of 400 characters: the zygote died framing them, and the grade said only that it
+    had closed its output (red team, round 30)."""
+    folder = suite_folder({"test_many.py": """
+        import pytest
+
+        @pytest.mark.parametrize("i", range(3000), ids=lambda i: "x" * 400 + str(i))
+        def test_many(i):
+            assert i >= 0
+        """})
+    runner = runner_for(folder)
+    assert runner.collected == ()
+    assert runner.collection_errors[-1].startswith("the tests collected 3000 test ids of 1285890 bytes in all, "
+                                                   "more than the runner can take (1048576 bytes)")
+    runs = runner.suite_runs([("ref", reference)], timeout=5.0)
+    assert runs["ref"].outcome is Outcome.ERROR and "parametrize fewer cases" in runs["ref"].message
+
+
 def test_a_dead_zygote_raises_instead_of_hanging(runner_for, reference) -> None:
     runner = runner_for(None)
     runner._process.kill()

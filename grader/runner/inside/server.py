@@ -30,7 +30,15 @@ from pathlib import Path
 from . import draws, isolation, leftovers, loader
 from .child import Job, Setup, run_child
 from .outcomes import ChildExit, Outcome, classify_status, decide
-from .protocol import LENGTH_BYTES, FrameBuffer, ProtocolError, decode_header, encode_frame, header_length
+from .protocol import (
+    LENGTH_BYTES,
+    MAX_HEADER_BYTES,
+    FrameBuffer,
+    ProtocolError,
+    decode_header,
+    encode_frame,
+    header_length,
+)
 from .records import MAX_SECONDS, MAX_SKIPPED_NAMED, check_event, clip
 from .suite import serve_from_session
 
@@ -108,6 +116,15 @@ class ProtocolIO:
             view = view[os.write(self.fd_out, view):]
 
 
+def too_many_ids(collected: list[str]) -> str:
+    """Why a collection is not graded when its ids are too many or too long to send: the zygote
+    died framing them, and the grade ended in an error that said only that the zygote had closed
+    its output (red team, round 30: 32,000 parametrized cases, or 3,000 ids of 400 characters)."""
+    total = sum(len(node.encode()) for node in collected)
+    return (f"the tests collected {len(collected)} test ids of {total} bytes in all, more than the runner can "
+            f"take ({MAX_HEADER_BYTES} bytes): parametrize fewer cases, or give them shorter ids (ids=...)")
+
+
 class Zygote:
     """The serve loop: admit requests while a worker is free, reap children, enforce deadlines."""
 
@@ -121,9 +138,13 @@ class Zygote:
         signal.set_wakeup_fd(wakeup_w)
 
     def serve(self, collected: list[str], errors: list[str]) -> None:
-        self.io.send({"kind": "ready", "landlock_abi": self.setup.landlock_abi,
-                      "magic": importlib.util.MAGIC_NUMBER.hex(), "collected": collected,
-                      "collection_errors": errors, "pid": os.getpid()})
+        ready = {"kind": "ready", "landlock_abi": self.setup.landlock_abi, "magic": importlib.util.MAGIC_NUMBER.hex(),
+                 "collected": collected, "collection_errors": errors, "pid": os.getpid()}
+        try:
+            self.io.send(ready)
+        except ProtocolError:  # too much to frame: say so, as a collection error the report shows
+            self.io.send({**ready, "collected": [], "collection_errors": [*map(clip, errors[:1]),
+                                                                          too_many_ids(collected)]})
         while self.input_open or self.running:
             self._wait_for_events()
             self._reap()
