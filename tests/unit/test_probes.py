@@ -883,6 +883,22 @@ def test_the_text_report_s_legend_explains_every_output_a_probe_line_can_name(pa
     assert {name for name in outputs if not explained(name)} == set()
 
 
+def test_padding_filled_with_a_finite_number_is_told_of_the_row_that_shows_it(payload):
+    """np.finfo(np.float32).min as padding passes every course test and differs only in _sunk's
+    row of the float64 cases: its lines named weights and thirteen more outputs, max abs
+    difference 1, and nothing of why (honest students, round 30)."""
+    source = (EXAMPLES / "correct/python/tinyllm/seq2seq/luong.py").read_text(encoding="utf-8")
+    finite = source.replace("np.where(has_token, -np.inf, 0.0)", "np.where(has_token, np.finfo(np.float32).min, 0.0)")
+    assert finite != source
+    module = load_trusted_module(CHAPTER, "finite", finite.encode())
+    lines = probes.judge(probes.outputs_of(module, payload), probes.outputs_of(REFERENCE, payload),
+                         no_pitfalls).disagreements
+    assert lines and all(line.endswith(probes.SUNK_ROW) for line in lines), lines
+    wrong = module_from_patch("s04", WAYS["s04"][0])  # weights wrong in every row: not that row's hint
+    assert not any(probes.SUNK_ROW in line for line in probes.judge(
+        probes.outputs_of(wrong, payload), probes.outputs_of(REFERENCE, payload), no_pitfalls).disagreements)
+
+
 def test_a_description_that_raises_is_the_case_s_disagreement(payload, monkeypatch):
     """The last line of defence: should an answer still make describing a case raise, that case
     is named as not comparable, and the grade goes on to a report."""
