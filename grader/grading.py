@@ -378,8 +378,9 @@ def _check_collected(fast: WarmRunner) -> None:
     errors can be shown as they are: they were written before any implementation entered that
     sandbox, like the test ids a report shows (every run would only repeat them, and the runs
     alone, collecting with an implementation installed, may not be quoted)."""
-    if fast.collection_errors:
-        errors = "\n".join(fast.collection_errors)
+    if fast.collection_errors:  # pytest's hint on names, beside a missing package, misled (round 30)
+        errors = "\n".join(line for line in "\n".join(fast.collection_errors).splitlines()
+                           if not line.startswith(PYTEST_NAMES_HINT))
         rule = f"\n{UNSWAPPABLE_HINT}" if UNSWAPPABLE in errors else ""
         # what the sandbox holds explains a missing package only: beside a conftest's own
         # RuntimeError it read as the cause (round 26)
