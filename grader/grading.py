@@ -379,8 +379,7 @@ def _check_collected(fast: WarmRunner) -> None:
     sandbox, like the test ids a report shows (every run would only repeat them, and the runs
     alone, collecting with an implementation installed, may not be quoted)."""
     if fast.collection_errors:  # pytest's hint on names, beside a missing package, misled (round 30)
-        errors = "\n".join(line for line in "\n".join(fast.collection_errors).splitlines()
-                           if not line.startswith(PYTEST_NAMES_HINT))
+        errors = "\n".join(_without_names_hint("\n".join(fast.collection_errors).splitlines()))
         rule = f"\n{UNSWAPPABLE_HINT}" if UNSWAPPABLE in errors else ""
         # what the sandbox holds explains a missing package only: beside a conftest's own
         # RuntimeError it read as the cause (round 26)
@@ -469,8 +468,13 @@ def _exception_first(message: str) -> str:
     luong.py lacks a name or fails to import, and a cut message lost it after the traceback."""
     lines = message.splitlines()
     raised = [line.removeprefix("E").strip() for line in lines if line.startswith("E ")]
-    rest = [line for line in lines if not line.startswith(PYTEST_NAMES_HINT)]
-    return "\n".join([*raised, *rest]) if raised else message
+    return "\n".join([*raised, *_without_names_hint(lines)]) if raised else message
+
+
+def _without_names_hint(lines: Sequence[str]) -> list[str]:
+    """``lines`` without pytest's hint that test modules need valid Python names, which beside a
+    module that fails to import (a missing package, a name luong.py lacks) points the wrong way."""
+    return [line for line in lines if not line.startswith(PYTEST_NAMES_HINT)]
 
 
 def course_test_names(chapter: Chapter) -> list[str]:
