@@ -106,6 +106,9 @@ class WarmRunner:
         self.chapter, self.backend, self.student_tests = chapter, backend, student_tests
         self.limits, self.workers, self.seed, self.collect = limits, workers, seed, collect
         self.private = private  # a sandbox that reads no file another one reads (SandboxBackend.spawn)
+        # each run of a zygote that collects nothing in namespaces of its own, where the backend can
+        # (inside/apart.py): the clean one's runs alone must not reach each other through counters
+        self.apart = not collect and backend.keeps_runs_apart
         self.collected: tuple[str, ...] = ()
         self.collection_errors: tuple[str, ...] = ()
         self.landlock_abi = 0
@@ -157,7 +160,8 @@ class WarmRunner:
                 "course_tests": self._course_target(self.chapter.course_tests),
                 "student_tests": STUDENT_TESTS_TARGET if self.student_tests is not None else None,
                 "collect": self.collect, "scratch": SCRATCH, "runner_dir": RUNNER_TARGET, "workers": self.workers,
-                "wait_to_collect": self._waiting_to_collect, "draws": self.draws_seed(COLLECTION_DRAWS)}
+                "wait_to_collect": self._waiting_to_collect, "draws": self.draws_seed(COLLECTION_DRAWS),
+                "apart": self.apart}
 
     def start(self) -> None:
         """Spawn the zygote and wait until it has imported everything and collected the tests."""
@@ -171,7 +175,7 @@ class WarmRunner:
         self._waiting_to_collect = wait_to_collect and self.collect
         self._process = self.backend.spawn([self.backend.python, f"{RUNNER_TARGET}/zygote.py"],
                                            mounts=self.mounts(), limits=self.limits, env=THREAD_ENV,
-                                           private=self.private)
+                                           private=self.private, apart=self.apart)
         self._channel = Channel(self._process, shows_sandbox=not self.collect)
         self._ready_by = time.monotonic() + min(STARTUP_SECONDS, self.limits.wall_seconds)
         self._channel.send(self._config(), [], deadline=self._ready_by)

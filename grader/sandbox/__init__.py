@@ -140,6 +140,7 @@ class SandboxBackend(Protocol):
 
     name: str  # "bwrap" or "docker"
     python: str  # the python interpreter path inside the sandbox
+    keeps_runs_apart: bool  # whether spawn(apart=True) is supported
 
     def check(self) -> None:
         """Raise SandboxUnavailable with a message saying what to install, build or start."""
@@ -152,12 +153,18 @@ class SandboxBackend(Protocol):
         limits: Limits,
         env: Mapping[str, str] | None = None,
         private: bool = False,
+        apart: bool = False,
     ) -> SandboxedProcess:
         """Start ``argv`` inside a new sandbox; raise SandboxUnavailable if it cannot run.
 
         A ``private`` sandbox reads no file another sandbox reads: its Python, libraries and
         mounts are copies of its own, not the host's files. Sandboxes sharing a file share what
-        the kernel caches of it (pages read, names looked up), which the other can tell by timing."""
+        the kernel caches of it (pages read, names looked up), which the other can tell by timing.
+
+        A sandbox that keeps its runs ``apart`` gives ``argv`` CAP_SYS_ADMIN over the sandbox's own
+        namespaces, and nothing beyond them, to make each run a pid and mount namespace of its own
+        (grader/runner/inside/apart.py). Only for a process that runs no untrusted code until it
+        has dropped it; a backend that cannot (keeps_runs_apart False) raises ValueError."""
 
 
 def get_backend(name: str) -> SandboxBackend:

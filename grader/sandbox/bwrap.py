@@ -80,6 +80,7 @@ class BwrapBackend:
 
     name = "bwrap"
     python = SANDBOX_PYTHON
+    keeps_runs_apart = True
 
     def __init__(self, env_dir: Path | None = None) -> None:
         self.env_dir = env_dir or default_env_dir()
@@ -105,6 +106,7 @@ class BwrapBackend:
         limits: Limits,
         env: Mapping[str, str] | None = None,
         private: bool = False,
+        apart: bool = False,
     ) -> BwrapProcess:
         if not argv:
             raise ValueError("argv must name a program to run inside the sandbox")
@@ -120,7 +122,7 @@ class BwrapBackend:
                 if _cgroup.available()
                 else None
             )
-            bwrap_args = self._bwrap_args(mounts, limits, variables, private)
+            bwrap_args = self._bwrap_args(mounts, limits, variables, private, apart)
             return BwrapProcess(self._launcher(limits, cgroup, held.lease), bwrap_args, list(argv), limits, cgroup,
                                 held)
         except BaseException:
@@ -152,11 +154,14 @@ class BwrapBackend:
         return chain
 
     def _bwrap_args(self, mounts: Sequence[Mount], limits: Limits, env: Mapping[str, str] | None,
-                    private: bool) -> list[str]:
+                    private: bool, apart: bool) -> list[str]:
         python = private_copy_dir(self.env_dir) if private else None
+        # --cap-add grants it in the sandbox's own user namespace (--unshare-user), which owns
+        # only the sandbox's namespaces; --disable-userns keeps anything from nesting another.
+        capabilities = ["--cap-drop", "ALL", *(["--cap-add", "CAP_SYS_ADMIN"] if apart else [])]
         args = [
             _tool("bwrap", "bubblewrap"), "--unshare-all", "--unshare-user", "--disable-userns",
-            "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--clearenv", "--hostname", "sandbox",
+            "--die-with-parent", "--new-session", *capabilities, "--clearenv", "--hostname", "sandbox",
             "--proc", "/proc", "--dev", "/dev", "--ro-bind", str(python / "usr") if python else "/usr", "/usr",
         ]
         for name in MACHINE_WIDE_PROC:

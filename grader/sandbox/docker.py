@@ -54,6 +54,10 @@ class DockerBackend:
 
     name = "docker"
     python = SANDBOX_PYTHON
+    # A container's capability would be the host's (no user namespace of its own), and the runs
+    # would need one nested in it, which the engine's seccomp and AppArmor profiles refuse: open
+    # (docs/ARCHITECTURE.md, "Open").
+    keeps_runs_apart = False
 
     def __init__(self, image: str | None = None) -> None:
         self.image = image or os.environ.get(IMAGE_VARIABLE, DEFAULT_IMAGE)
@@ -110,9 +114,12 @@ class DockerBackend:
         limits: Limits,
         env: Mapping[str, str] | None = None,
         private: bool = False,
+        apart: bool = False,
     ) -> DockerProcess:
         if not argv:
             raise ValueError("argv must name a program to run inside the sandbox")
+        if apart:
+            raise ValueError("the docker backend cannot keep runs apart (keeps_runs_apart)")
         for mount in mounts:
             if not mount.source.exists():
                 raise ValueError(f"mount source {mount.source} does not exist")

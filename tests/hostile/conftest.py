@@ -36,7 +36,7 @@ HOSTILE_SETTINGS = {"GRADER_COURSE_TIMEOUT": "4", "GRADER_COURSE_BUDGET": "8", "
                     "GRADER_WALL_SECONDS": "120"}
 DOCKER_LABEL = "org.l43-grader.sandbox"
 
-collect_ignore_glob = ["submissions/*", "open/*"]  # hostile student tests are data here, never collected
+collect_ignore_glob = ["submissions/*"]  # hostile student tests are data here, never collected
 
 
 @dataclass(frozen=True)

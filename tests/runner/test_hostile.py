@@ -290,3 +290,33 @@ def test_no_process_outlives_its_run(suite_folder, runner_for, reference, collec
     runs = runner.suite_runs([("planter", reference + b"\nROLE = 'planter'\n")], last=("watcher", reference),
                              timeout=10.0)
     assert {run.outcome for run in runs.values()} == {Outcome.PASSED}, runs
+
+
+COUNTERS = {"test_counters.py": HEADER + """
+    import os, threading
+    def test_moves_and_reads_the_counters():
+        first = open("first", "w")
+        seen = f"pid {os.getpid()}, inode {os.fstat(first.fileno()).st_ino}, "
+        threads = [threading.Thread(target=lambda: None) for _ in range(20)]
+        for thread in threads:
+            thread.start()
+            thread.join()
+        for index in range(50):
+            open(f"more-{index}", "w").close()
+        seen += f"thread {threads[-1].native_id}"
+        assert False, seen
+    """}
+
+
+def test_each_run_alone_starts_from_the_same_counters(suite_folder, runner_for, reference, backend) -> None:
+    """A run alone moved the pid counter (threads) and the scratch's inode counter (files), and the
+    next one read them: a suite carried a module's fingerprint that way from run to run and held
+    each module to the first that reproduced the worked example (red team, round 30). Kept apart,
+    every run alone sees the same pid, inode and thread id."""
+    if not backend.keeps_runs_apart:
+        pytest.skip(f"the {backend.name} backend does not keep runs apart (docs/ARCHITECTURE.md, Open)")
+    runner = runner_for(suite_folder(COUNTERS), collect=False)
+    runs = runner.suite_runs([(f"run {i}", reference) for i in range(3)], timeout=10.0)
+    messages = {run.message.splitlines()[0] for run in runs.values()}
+    assert {run.outcome for run in runs.values()} == {Outcome.FAILED} and len(messages) == 1, runs
+    assert "AssertionError: pid 2, inode " in messages.pop(), messages

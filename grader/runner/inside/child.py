@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from . import draws, isolation, loader, substrate
+from . import apart, draws, isolation, loader, substrate
 from .records import IMPORT_FAILED, Recorder, clip
 from .session import run_alone, run_course
 from .suite import ordered, run_items
@@ -43,6 +43,9 @@ class Setup:
     rebinding: loader.Rebinding  # where the collected tests hold names from the graded module
     test_files: tuple[isolation.OpenedFile, ...]  # files of the tests folder the collected tests hold open
     collection_draws: int = 0  # the seed a collection of the student's suite starts from (draws.py)
+    scratch: Path = Path("/scratch")
+    scratch_bytes: int = 0  # the scratch tmpfs's size, which a run kept apart gets one of its own of
+    apart: bool = False  # each run in namespaces of its own (apart.py)
 
 
 @dataclass(frozen=True)
@@ -69,6 +72,7 @@ def run_child(setup: Setup, job: Job, *, record_fd: int, output_fd: int) -> None
     """Never returns."""
     code = EXIT_UNCAUGHT
     try:
+        _leave_the_zygote(setup, job)
         _enter(setup, job, record_fd=record_fd, output_fd=output_fd)
         _dispatch(setup, job, Recorder(record_fd))
         code = 0
@@ -78,12 +82,20 @@ def run_child(setup: Setup, job: Job, *, record_fd: int, output_fd: int) -> None
         os._exit(code)
 
 
-def _enter(setup: Setup, job: Job, *, record_fd: int, output_fd: int) -> None:
+def _leave_the_zygote(setup: Setup, job: Job) -> None:
+    """Lead a process group of its own (what the zygote kills at the deadline), in namespaces of
+    its own when runs are kept apart, and without the capability the zygote may hold for that."""
     os.setpgid(0, 0)
     # The zygote's SIGCHLD wake-up: left in place, a signal would write into whatever file the
-    # tests opened under that fd number once it is closed below.
+    # tests opened under that fd number once it is closed in _enter.
     signal.set_wakeup_fd(-1)
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    if setup.apart:
+        apart.enter(setup.scratch, job.workdir, scratch_bytes=setup.scratch_bytes)
+    apart.drop_capabilities()
+
+
+def _enter(setup: Setup, job: Job, *, record_fd: int, output_fd: int) -> None:
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.dup2(output_fd, 1)

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from . import draws, isolation, leftovers, loader
+from . import apart, draws, isolation, leftovers, loader
 from .child import Job, Setup, run_child
 from .outcomes import ChildExit, Outcome, classify_status, decide
 from .protocol import (
@@ -50,7 +50,7 @@ MAX_RECORD_EVENTS = 1 << 16
 OUTPUT_KEEP_BYTES = 4096  # what is kept of a child's stdout+stderr, for messages
 CONFIG_FIELDS: dict[str, type | tuple[type, ...]] = {"sys_path": list, "module": str, "module_file": str, "course_tests": str,
                  "student_tests": (str, type(None)), "collect": bool, "scratch": str, "runner_dir": str,
-                 "workers": int, "wait_to_collect": bool, "draws": int}
+                 "workers": int, "wait_to_collect": bool, "draws": int, "apart": bool}
 
 _LIBC_FORK = ctypes.PyDLL(None, use_errno=True).fork
 # Imported once here so that no child pays for them: numpy loads these submodules lazily on first
@@ -399,7 +399,17 @@ def _check_config(config: dict) -> dict:
         raise ProtocolError("config: workers must be at least 1")
     if not draws.is_seed(config["draws"]):
         raise ProtocolError("config: draws is not a seed")
+    if config["apart"] and config["collect"]:  # the capability is for a zygote that runs no student code
+        raise ProtocolError("config: a zygote that collects the tests cannot keep its runs apart")
+    if config["apart"] and not apart.holds_sys_admin():
+        raise ProtocolError("config: runs kept apart need CAP_SYS_ADMIN in the sandbox, which it lacks")
     return config
+
+
+def _size_of(folder: Path) -> int:
+    """The size of the filesystem ``folder`` is on (the scratch tmpfs's cap)."""
+    stats = os.statvfs(folder)
+    return stats.f_blocks * stats.f_frsize
 
 
 def _await_word_to_collect(io: ProtocolIO) -> None:
@@ -454,7 +464,8 @@ def main() -> None:
                       readable=isolation.read_rules(abi, scratch) if abi else isolation.ReadRules(()),
                       placeholder=placeholder, session=session, collected=collected,
                       rebinding=rebinding, collection_draws=config["draws"],
-                      test_files=isolation.files_open_under(student_tests) if collected else ())
+                      test_files=isolation.files_open_under(student_tests) if collected else (),
+                      scratch=scratch, scratch_bytes=_size_of(scratch), apart=config["apart"])
         # Children must not copy the warm heap: a collection in a child writes to every object's
         # GC header, and copy-on-write then duplicates the whole heap page by page (tens of ms).
         gc.collect()

@@ -1,0 +1,140 @@
+"""Runs kept apart: each run in a pid and mount namespace of its own, on a scratch of its own.
+
+Why: the clean sandbox runs one child at a time, and every counter those children share is a
+channel from one run to the next. Two were exact and easy to move: the pid counter (start
+threads until the next pid spells a code; the next run reads getpid()) and the scratch tmpfs's
+inode counter (make files; the next run reads st_ino). A suite held every run alone to the first
+module it met that reproduced the worked example, carried that way, and passed 3 grades of 6
+beside a wrong implementation (red team, round 30); a luong.py can carry its own fingerprint
+to the runs alone after it the same way (round 22). Here every run starts from the same
+counters: it is pid 2 of a namespace of its own, on a tmpfs of its own mounted over the scratch
+folder, with /proc (whose /proc/self names the outer pid) hidden under an empty tmpfs.
+
+How: a sandbox that keeps its runs apart gives its first process CAP_SYS_ADMIN over the
+sandbox's own namespaces (bwrap's --cap-add in its user namespace; SandboxBackend.spawn). The
+zygote holds it, but runs no student code. Each child unshares and forks the namespace's init,
+which mounts and forks the run itself. Every run drops the capability before
+anything of the student's runs:
+
+    zygote -> child (relays the run's status) -> init (pid 1: mounts, reaps) -> the run (pid 2)
+
+The run is not pid 1 itself: an init ignores the signals it has no handler for, SIGXCPU of the
+CPU limit among them, and a test's own kill() of itself. When the init exits the kernel kills
+whatever is left in the namespace, so nothing of the run outlives it.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import struct
+from pathlib import Path
+
+_CLONE_NEWNS, _CLONE_NEWPID = 0x00020000, 0x20000000
+_MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_RDONLY, _MS_REC, _MS_PRIVATE = 2, 4, 8, 1, 1 << 14, 1 << 18
+_CAP_SYS_ADMIN = 21
+_LINUX_CAPABILITY_VERSION_3 = 0x20080522
+_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
+EXIT_NOT_APART = 71  # the namespaces could not be made: the run is a crash, never run unseparated
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+class _CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
+
+
+def _check(result: int, what: str) -> None:
+    if result < 0:
+        number = ctypes.get_errno()
+        raise OSError(number, f"{what}: {os.strerror(number)}")
+
+
+def holds_sys_admin() -> bool:
+    """Whether this process may make namespaces (CAP_SYS_ADMIN effective)."""
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("CapEff:"):
+                return bool(int(line.split()[1], 16) >> _CAP_SYS_ADMIN & 1)
+    return False
+
+
+def drop_capabilities() -> None:
+    """Give up every capability, for good: none permitted, none ambient. The bounding set keeps
+    what the sandbox granted, but a process without privileges cannot regain it (its uid is not
+    0, and no_new_privs stops setuid and file capabilities at exec)."""
+    _check(_libc.prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0), "prctl(PR_CAP_AMBIENT)")
+    header = _CapHeader(_LINUX_CAPABILITY_VERSION_3, 0)
+    _check(_libc.capset(ctypes.byref(header), ctypes.byref((_CapData * 2)())), "capset")
+
+
+def enter(scratch: Path, workdir: Path, *, scratch_bytes: int) -> None:
+    """Return in the run's own process, pid 2 of a fresh namespace, with ``workdir`` made afresh
+    on a tmpfs of its own over ``scratch``. The two processes above it never return."""
+    status_r, status_w = os.pipe()
+    _check(_libc.unshare(_CLONE_NEWPID | _CLONE_NEWNS), "unshare")
+    init = os.fork()
+    if init != 0:
+        os.close(status_w)
+        _relay(init, status_r)
+    os.close(status_r)
+    try:
+        _mount_own_scratch(scratch, workdir, scratch_bytes)
+        run = os.fork()
+    except BaseException:  # noqa: BLE001 - the run must never start in the shared namespaces
+        os._exit(EXIT_NOT_APART)
+    if run == 0:
+        os.close(status_w)
+        return
+    _reap_until(run, status_w)
+
+
+def _mount_own_scratch(scratch: Path, workdir: Path, scratch_bytes: int) -> None:
+    _check(_libc.mount(b"none", b"/", None, _MS_REC | _MS_PRIVATE, None), "mount --make-rprivate /")
+    options = f"size={scratch_bytes},mode=0700".encode()
+    _check(_libc.mount(b"tmpfs", bytes(scratch), b"tmpfs", _MS_NOSUID | _MS_NODEV, options), "mount the scratch")
+    os.mkdir(workdir, 0o700)
+    _check(_libc.mount(b"tmpfs", b"/proc", b"tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC | _MS_RDONLY,
+                       b"size=4k,mode=0555"), "hide /proc")
+    drop_capabilities()
+
+
+def _reap_until(run: int, status_w: int) -> None:
+    """The namespace's init: reap every process of the namespace until the run ends, hand its
+    status up, and exit, which ends whatever it left behind."""
+    code = EXIT_NOT_APART
+    try:
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        while True:
+            pid, status = os.wait()
+            if pid == run:
+                os.write(status_w, struct.pack("=i", status))
+                code = 0
+                break
+    finally:
+        os._exit(code)
+
+
+def _relay(init: int, status_r: int) -> None:
+    """Wait for the init and end as the run ended: the zygote reads the run's exit (a signal, a
+    status) from this process's, and its CPU time too, as each parent waited for its child."""
+    number = 0
+    try:
+        _, init_status = os.waitpid(init, 0)
+        handed = os.read(status_r, 4)
+        status = struct.unpack("=i", handed)[0] if len(handed) == 4 else init_status
+        if os.WIFSIGNALED(status):
+            number = os.WTERMSIG(status)
+            if number not in (signal.SIGKILL, signal.SIGSTOP):
+                signal.signal(number, signal.SIG_DFL)
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {number})
+            os.kill(os.getpid(), number)
+        code = os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 128 + number
+    except BaseException:  # noqa: BLE001 - whatever went wrong, this process must not go on
+        code = EXIT_NOT_APART
+    os._exit(code)
