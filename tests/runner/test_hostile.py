@@ -293,8 +293,9 @@ def test_no_process_outlives_its_run(suite_folder, runner_for, reference, collec
 
 
 COUNTERS = {"test_counters.py": HEADER + """
-    import os, threading
+    import ctypes, os, threading
     def test_moves_and_reads_the_counters():
+        assert ctypes.CDLL(None, use_errno=True).unshare(0x00020000) == -1, "it may still make namespaces"
         first = open("first", "w")
         seen = f"pid {os.getpid()}, inode {os.fstat(first.fileno()).st_ino}, "
         threads = [threading.Thread(target=lambda: None) for _ in range(20)]
@@ -312,7 +313,8 @@ def test_each_run_alone_starts_from_the_same_counters(suite_folder, runner_for, 
     """A run alone moved the pid counter (threads) and the scratch's inode counter (files), and the
     next one read them: a suite carried a module's fingerprint that way from run to run and held
     each module to the first that reproduced the worked example (red team, round 30). Kept apart,
-    every run alone sees the same pid, inode and thread id."""
+    every run alone sees the same pid, inode and thread id, and has no capability left to make
+    namespaces of its own."""
     if not backend.keeps_runs_apart:
         pytest.skip(f"the {backend.name} backend does not keep runs apart (docs/ARCHITECTURE.md, Open)")
     runner = runner_for(suite_folder(COUNTERS), collect=False)

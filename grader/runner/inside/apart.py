@@ -125,6 +125,7 @@ def _relay(init: int, status_r: int) -> None:
     status) from this process's, and its CPU time too, as each parent waited for its child."""
     number = 0
     try:
+        drop_capabilities()  # it needs none from here on
         _, init_status = os.waitpid(init, 0)
         handed = os.read(status_r, 4)
         status = struct.unpack("=i", handed)[0] if len(handed) == 4 else init_status
