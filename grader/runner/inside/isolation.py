@@ -60,6 +60,7 @@ class _SyscallTable:
     self_only: dict[int, tuple[int, ...]]  # allowed only with these arguments 0 (this process)
     by_argument: dict[int, tuple[int, tuple[int, ...]]]  # refused when argument i is one of these
     by_flag: dict[int, tuple[int, int]]  # refused when argument i has any of these bits
+    missing: tuple[int, ...] = ()  # answered ENOSYS, so that libc falls back to an older call
 
 
 # fcntl's lock, lease and directory-notice commands: F_GETLK, F_SETLK, F_SETLKW, F_OFD_GETLK,
@@ -89,6 +90,22 @@ _SECCOMP_TABLES = {
                              {261: (0,), 118: (0,), 119: (0,), 122: (0,), 274: (0,), 140: (0, 1)},
                              {25: (1, _FCNTL_DENIED), 233: (2, _MADVISE_DENIED)},
                              {222: (3, _MAP_SHARED)}),
+}
+
+
+# What a run kept apart (apart.py) is refused besides: the calls that read or move a counter of the
+# whole machine exactly. pidfd_open and clone's CLONE_PIDFD give a pidfd, whose inode number counts
+# every process and thread the machine has made (a run moved it with threads, the next read it);
+# getsockopt's SO_PEERPIDFD and setsockopt's SO_PASSPIDFD give one too. sched_setaffinity pinned a
+# run to one CPU, whose batch of pipe and socket inode numbers the next run then read exactly.
+# clone3 takes its flags in memory a filter cannot read: ENOSYS, and libc falls back to clone.
+_CLONE_PIDFD = 0x1000
+_SO_PASSPIDFD, _SO_PEERPIDFD = 76, 77
+_RUN_TABLES = {
+    "x86_64": _SyscallTable(_AUDIT_ARCH_X86_64, (434, 203), {}, {55: (2, (_SO_PEERPIDFD,)), 54: (2, (_SO_PASSPIDFD,))},
+                            {56: (0, _CLONE_PIDFD)}, (435,)),
+    "aarch64": _SyscallTable(_AUDIT_ARCH_AARCH64, (434, 122), {}, {209: (2, (_SO_PEERPIDFD,)), 208: (2, (_SO_PASSPIDFD,))},
+                             {220: (0, _CLONE_PIDFD)}, (435,)),
 }
 
 
@@ -159,7 +176,16 @@ def deny_state_shared_between_runs() -> None:
     Calls made through another ABI (i386, x32) are refused outright, so the numbers below cannot
     be dodged.
     """
-    table = _SECCOMP_TABLES[platform.machine()]
+    _install_filter(_SECCOMP_TABLES[platform.machine()])
+
+
+def deny_counters_of_the_machine() -> None:
+    """Refuse, for this process and everything it forks, the calls of _RUN_TABLES: a run kept
+    apart has counters of its own, and these would read or move the machine's."""
+    _install_filter(_RUN_TABLES[platform.machine()])
+
+
+def _install_filter(table: _SyscallTable) -> None:
     deny = _SECCOMP_RET_ERRNO | errno.EPERM
     program = _Program()
     program.emit(_BPF_LD_W_ABS, _SECCOMP_DATA_ARCH)
@@ -175,7 +201,11 @@ def deny_state_shared_between_runs() -> None:
         program.emit(_BPF_JEQ_K, number, true=f"argument {number}")
     for number in table.by_flag:
         program.emit(_BPF_JEQ_K, number, true=f"flag {number}")
+    for number in table.missing:
+        program.emit(_BPF_JEQ_K, number, true="missing")
     program.emit(_BPF_RET_K, _SECCOMP_RET_ALLOW)
+    program.label("missing")
+    program.emit(_BPF_RET_K, _SECCOMP_RET_ERRNO | errno.ENOSYS)
     for number, (index, bits) in table.by_flag.items():
         program.label(f"flag {number}")
         program.emit(_BPF_LD_W_ABS, _SECCOMP_DATA_ARGS + 8 * index)  # flags: an int, the low half
