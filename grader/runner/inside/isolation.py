@@ -170,8 +170,8 @@ def deny_state_shared_between_runs() -> None:
     round 23). No run needs one: numpy, pytest and Python's own imports map files privately.
     memfd_create goes too: a memfd's inode number comes from one counter for the whole machine,
     which a run can read exactly and move at will (a suite told the fast zygote the sample through
-    it, 10 grades of 13). Pipes and sockets number their inodes from such a counter too, more
-    noisily; those cannot be refused.
+    it, 10 grades of 13). Pipes and sockets number their inodes from such a counter too, handed
+    to each CPU in batches; those cannot be refused (see _RUN_TABLES for what narrows them).
 
     Calls made through another ABI (i386, x32) are refused outright, so the numbers below cannot
     be dodged.
