@@ -34,6 +34,7 @@ import struct
 from pathlib import Path
 
 from . import isolation
+from .isolation import _check, _libc  # one libc handle and one errno check for the package's syscalls
 
 _CLONE_NEWNS, _CLONE_NEWPID = 0x00020000, 0x20000000
 _MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_RDONLY, _MS_PRIVATE = 2, 4, 8, 1, 1 << 18
@@ -44,21 +45,12 @@ _LINUX_CAPABILITY_VERSION_3 = 0x20080522
 _PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
 EXIT_NOT_APART = 71  # the namespaces could not be made: the run is a crash, never run unseparated
 
-_libc = ctypes.CDLL(None, use_errno=True)
-
-
 class _CapHeader(ctypes.Structure):
     _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
 
 
 class _CapData(ctypes.Structure):
     _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
-
-
-def _check(result: int, what: str) -> None:
-    if result < 0:
-        number = ctypes.get_errno()
-        raise OSError(number, f"{what}: {os.strerror(number)}")
 
 
 def holds_sys_admin() -> bool:
@@ -103,7 +95,8 @@ def enter(scratch: Path, workdir: Path, *, scratch_bytes: int) -> None:
 def _mount_own_scratch(scratch: Path, workdir: Path, scratch_bytes: int) -> None:
     """Everything read-only but the run's own scratch: bwrap's /dev is a tmpfs of the sandbox's
     uid, where a run set an extended attribute, a time or a mode for the next to read, and reading
-    a link there left its access time (red team, round 31: 7 grades of 8 passed, and 4 of 4)."""
+    a link there left its access time (red team, round 31: 4 grades of 5 passed through an
+    attribute, 4 of 4 through access times)."""
     attributes = struct.pack("=QQQQ", _MOUNT_ATTR_RDONLY, 0, _MS_PRIVATE, 0)
     _check(_libc.syscall(_SYS_MOUNT_SETATTR, _AT_FDCWD, b"/", _AT_RECURSIVE, attributes, len(attributes)),
            "mount_setattr(/, read-only, private)")

@@ -90,9 +90,10 @@ def _leave_the_zygote(setup: Setup, job: Job) -> None:
     # tests opened under that fd number once it is closed in _enter.
     signal.set_wakeup_fd(-1)
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-    if setup.apart:
+    if setup.apart:  # returns in the run, whose namespace's init has dropped the capability
         apart.enter(setup.scratch, job.workdir, scratch_bytes=setup.scratch_bytes)
-    apart.drop_capabilities()
+    else:
+        apart.drop_capabilities()
 
 
 def _enter(setup: Setup, job: Job, *, record_fd: int, output_fd: int) -> None:

@@ -204,8 +204,9 @@ def _install_filter(table: _SyscallTable) -> None:
     for number in table.missing:
         program.emit(_BPF_JEQ_K, number, true="missing")
     program.emit(_BPF_RET_K, _SECCOMP_RET_ALLOW)
-    program.label("missing")
-    program.emit(_BPF_RET_K, _SECCOMP_RET_ERRNO | errno.ENOSYS)
+    if table.missing:
+        program.label("missing")
+        program.emit(_BPF_RET_K, _SECCOMP_RET_ERRNO | errno.ENOSYS)
     for number, (index, bits) in table.by_flag.items():
         program.label(f"flag {number}")
         program.emit(_BPF_LD_W_ABS, _SECCOMP_DATA_ARGS + 8 * index)  # flags: an int, the low half
