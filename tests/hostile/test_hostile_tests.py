@@ -133,8 +133,9 @@ def test_tests_that_fake_the_course_tests_do_not_pass_a_wrong_implementation(nam
 
 
 def test_runs_alone_never_overlap(grade_hostile, sandbox_backend):
-    """The clean sandbox runs one child at a time: runs alone could otherwise meet over loopback
-    UDP (and, on older kernels, signals and sockets) and compare what each was given. The fast
+    """The clean sandbox's runs alone never meet: they run one at a time (the runner's own tests
+    watch that from the host), each in namespaces of its own and with no socket to meet over (they
+    could otherwise meet over loopback UDP, and compare what each was given). The fast
     sandbox runs two at once, so there the suite fails at random (on correct implementations too:
     usually the reason given), and a mutant it kills there survives alone (the other reason given,
     when every correct one happened to pass there); a run alone that failed would show as a kill

@@ -89,15 +89,22 @@ def runner_for(chapter: Chapter, backend: SandboxBackend) -> Iterator[Callable[.
 @pytest.fixture
 def processes_with_cmdline() -> Callable[[str], list[int]]:
     """Host pids whose command line contains a marker (to prove nothing was left running)."""
-    return _processes_with_cmdline
+    return lambda marker: _processes_where("cmdline", lambda text: marker.encode() in text)
 
 
-def _processes_with_cmdline(marker: str) -> list[int]:
+@pytest.fixture
+def processes_named() -> Callable[[str], list[int]]:
+    """Host pids whose name (comm, which a process sets with prctl) is this one: a witness from
+    outside the sandbox, for runs that may make no socket or pipe to be seen by."""
+    return lambda name: _processes_where("comm", lambda text: text.rstrip(b"\n") == name.encode())
+
+
+def _processes_where(field: str, matches: Callable[[bytes], bool]) -> list[int]:
     found = []
     for entry in os.listdir("/proc"):
         try:
-            with open(f"/proc/{entry}/cmdline", "rb") as cmdline:
-                if marker.encode() in cmdline.read():
+            with open(f"/proc/{entry}/{field}", "rb") as text:
+                if matches(text.read()):
                     found.append(int(entry))
         except (OSError, ValueError):
             continue

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import threading
 
 import pytest
 
@@ -194,27 +195,39 @@ def test_runs_alone_collect_in_their_own_child(suite_folder, runner_for, referen
     assert together.outcome is Outcome.FAILED and together.node == "test_where.py::test_collected_here"
 
 
-MEET_OTHER_RUNS = {"test_meet.py": HEADER + """
-    import socket, time
-    def test_no_other_run_is_in_flight():
-        lock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        lock.bind(("127.0.0.1", 47474))  # OSError (a failed run) if another run holds it
-        try:
-            time.sleep(0.3)
-        finally:
-            lock.close()
+WITNESS = f"witness{os.getpid() % 100000}"  # a process name (comm: at most 15 bytes) no other process has
+WITNESSED_RUNS = {"test_witnessed.py": HEADER + f"""
+    import ctypes, time
+    def test_is_seen_from_outside():
+        ctypes.CDLL(None).prctl(15, b"{WITNESS}", 0, 0, 0)  # PR_SET_NAME
+        time.sleep(0.3)
     """}
 
 
 @pytest.mark.parametrize(("workers", "overlap"), [(1, False), (2, True)])
-def test_runs_with_one_worker_never_overlap(workers, overlap, suite_folder, runner_for, reference) -> None:
-    """The clean runner's guarantee, seen by a test that fails when another run holds a loopback
-    port: with one worker no run meets another; with two, runs that start together do (the
-    control: the test can tell)."""
-    runner = runner_for(suite_folder(MEET_OTHER_RUNS), collect=False, workers=workers)
-    runs = runner.suite_runs([(f"run {i}", reference) for i in range(6)], timeout=10.0)
-    failed = [run_id for run_id, run in runs.items() if run.outcome is not Outcome.PASSED]
-    assert bool(failed) is overlap, {run_id: (run.outcome, run.message) for run_id, run in runs.items()}
+def test_runs_with_one_worker_never_overlap(workers, overlap, suite_folder, runner_for, reference,
+                                            processes_named) -> None:
+    """The clean runner's guarantee, seen from the host: each run names its process and holds
+    for a while, and a watcher counts the processes of that name. With one worker there is never
+    more than one; with two, runs that start together are seen together (the control). A witness
+    inside cannot see it: a run kept apart has no socket, pipe or pid another run could meet."""
+    runner = runner_for(suite_folder(WITNESSED_RUNS), collect=False, workers=workers)
+    seen: list[int] = []
+    done = threading.Event()
+
+    def watch() -> None:
+        while not done.wait(0.005):
+            seen.append(len(processes_named(WITNESS)))
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    try:
+        runs = runner.suite_runs([(f"run {i}", reference) for i in range(6)], timeout=10.0)
+    finally:
+        done.set()
+        watcher.join()
+    assert {run.outcome for run in runs.values()} == {Outcome.PASSED}, runs
+    assert 1 in seen and (max(seen) > 1) is overlap, max(seen)
 
 
 def test_a_thread_started_at_collection_does_not_break_the_runs(suite_folder, runner_for, reference,
@@ -236,17 +249,21 @@ def test_a_thread_started_at_collection_does_not_break_the_runs(suite_folder, ru
     assert runs["s07"].outcome is Outcome.FAILED
 
 
-CHAIN = HEADER + """
-    import os, select, signal, socket, time
-    PORT = 47475
+CHAIN_NAME = f"chain{os.getpid() % 100000}"
+CHAIN = HEADER + f"""
+    import ctypes, os, select, signal, time
+    NAME = b"{CHAIN_NAME}"
     DEPTH = 12  # deeper than a fixed number of sweeps of orphans reaches (the zygote once made 8)
 
-    def _depth(zygote):
+    def _depth(zygote, forked):
         count, pid = 0, os.getppid()
         while pid not in (zygote, 0, 1):
             count += 1
-            with open(f"/proc/{pid}/stat", "rb") as stat:
-                pid = int(stat.read().rsplit(b")", 1)[1].split()[1])
+            try:
+                with open(f"/proc/{{pid}}/stat", "rb") as stat:
+                    pid = int(stat.read().rsplit(b")", 1)[1].split()[1])
+            except OSError:  # no /proc to see the chain in (a run kept apart): as many as it forked
+                return forked
         return count
 
     def _plant():
@@ -256,52 +273,68 @@ CHAIN = HEADER + """
             return
         os.setsid()
         os.closerange(0, 1024)
-        held = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        held.bind(("127.0.0.1", PORT))
-        while True:  # the bottom of the chain holds the port and keeps the chain DEPTH deep
-            if _depth(zygote) < DEPTH:
+        ctypes.CDLL(None).prctl(15, NAME, 0, 0, 0)  # PR_SET_NAME, which every fork below inherits
+        forked = 0
+        while True:  # the bottom of the chain keeps the chain DEPTH deep
+            if _depth(zygote, forked) < DEPTH:
                 if os.fork() != 0:
-                    held.close()
                     while True:
                         signal.pause()
                 os.setsid()
+                forked += 1
             select.select([], [], [], 0.002)
+
+    def _named(name):
+        found = []
+        try:
+            pids = [pid for pid in os.listdir("/proc") if pid.isdigit()]
+        except OSError:  # hidden from a run kept apart
+            pids = []
+        for pid in pids:
+            try:
+                with open(f"/proc/{{pid}}/comm", "rb") as comm:
+                    found += [pid] if comm.read().rstrip() == name else []
+            except OSError:
+                continue
+        return found
 
     def test_plants_or_finds_what_an_earlier_run_left():
         if getattr(luong, "ROLE", None) == "planter":
             _plant()
             return
         time.sleep(1.5)  # the planter's run has ended and been answered
-        probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        try:
-            probe.bind(("127.0.0.1", PORT))
-        except OSError:
-            raise AssertionError("a process planted by an earlier run still holds the port") from None
-        finally:
-            probe.close()
+        assert not _named(NAME), "a process planted by an earlier run is still there"
 """
 
 
 @pytest.mark.parametrize(("collect", "workers"), [(False, 1), (True, 2)], ids=["alone", "together"])
-def test_no_process_outlives_its_run(suite_folder, runner_for, reference, collect, workers) -> None:
-    """A chain of processes in sessions of their own, kept deeper than any number of sweeps by its
-    bottom: alone (nothing else running: kill(-1)) and beside another run (killed tree by tree)."""
+def test_no_process_outlives_its_run(suite_folder, runner_for, reference, collect, workers,
+                                     processes_named) -> None:
+    """A chain of processes in sessions of their own, kept deeper than any sweep of orphans by its
+    bottom: alone (nothing else running: kill(-1), or the end of its namespace) and beside another
+    run (killed tree by tree), seen by the run after it where it can see, and from the host."""
     runner = runner_for(suite_folder({"test_chain.py": CHAIN}), collect=collect, workers=workers)
     runs = runner.suite_runs([("planter", reference + b"\nROLE = 'planter'\n")], last=("watcher", reference),
                              timeout=10.0)
     assert {run.outcome for run in runs.values()} == {Outcome.PASSED}, runs
+    assert processes_named(CHAIN_NAME) == []
 
 
 COUNTERS = {"test_counters.py": HEADER + """
-    import ctypes, os, threading
+    import ctypes, os, platform, socket, threading
+    libc = ctypes.CDLL(None, use_errno=True)
+    USERFAULTFD, IO_SETUP = {"x86_64": (323, 206), "aarch64": (282, 0)}[platform.machine()]
+    def call(result, what):
+        if result < 0:
+            raise OSError(ctypes.get_errno(), what)
     def unshare_mounts():
-        libc = ctypes.CDLL(None, use_errno=True)
-        if libc.unshare(0x00020000) != 0:
-            raise OSError(ctypes.get_errno(), "unshare")
+        call(libc.unshare(0x00020000), "unshare")
     REFUSED = {"a namespace": unshare_mounts,
                "a pidfd": lambda: os.pidfd_open(os.getpid()), "a time on /dev": lambda: os.utime("/dev/shm"),
                "an attribute on /dev": lambda: os.setxattr("/dev/shm", "user.seen", b"1"),
-               "one CPU": lambda: os.sched_setaffinity(0, {0})}
+               "a pipe": os.pipe, "a socket": socket.socketpair,
+               "a userfaultfd": lambda: call(libc.syscall(USERFAULTFD, 1), "userfaultfd"),  # UFFD_USER_MODE_ONLY
+               "an aio context": lambda: call(libc.syscall(IO_SETUP, 1, ctypes.byref(ctypes.c_ulong())), "io_setup")}
     def test_moves_and_reads_the_counters():
         for what, attempt in REFUSED.items():
             try:
@@ -329,7 +362,8 @@ def test_each_run_alone_starts_from_the_same_counters(suite_folder, runner_for, 
     every run alone sees the same pid, inode and thread id, and has no capability left to make
     namespaces of its own. Nor may it reach the counters of the machine that consecutive runs
     read exactly: a pidfd's inode number (every thread made on the machine), the times and
-    attributes of bwrap's /dev, one CPU's batch of pipe inode numbers (red team, round 31)."""
+    attributes of bwrap's /dev, and a pipe or a socket, whose inode numbers come from one CPU's
+    batch (red team, round 31)."""
     if not backend.keeps_runs_apart:
         pytest.skip(f"the {backend.name} backend does not keep runs apart (docs/ARCHITECTURE.md, Open)")
     runner = runner_for(suite_folder(COUNTERS), collect=False)

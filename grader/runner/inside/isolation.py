@@ -95,17 +95,19 @@ _SECCOMP_TABLES = {
 
 # What a run kept apart (apart.py) is refused besides: the calls that read or move a counter of the
 # whole machine exactly. pidfd_open and clone's CLONE_PIDFD give a pidfd, whose inode number counts
-# every process and thread the machine has made (a run moved it with threads, the next read it);
-# getsockopt's SO_PEERPIDFD and setsockopt's SO_PASSPIDFD give one too. sched_setaffinity pinned a
-# run to one CPU, whose batch of pipe and socket inode numbers the next run then read exactly.
+# every process and thread the machine has made (a run moved it with threads, the next read it).
+# pipe, pipe2, socket, socketpair, userfaultfd and io_setup each make an inode numbered from one
+# counter handed to each CPU in batches of 1024: a run that waited to be on CPU 0 left 7 bits
+# there that the next run read exactly, 11 hand-offs of 11 (red team, round 31). Nothing else a
+# run can make draws from it (memfd_create, mq_open and io_uring are refused to every run), so the
+# zygote's record and output pipes, made before the fork, are the only ones a run holds.
 # clone3 takes its flags in memory a filter cannot read: ENOSYS, and libc falls back to clone.
 _CLONE_PIDFD = 0x1000
-_SO_PASSPIDFD, _SO_PEERPIDFD = 76, 77
 _RUN_TABLES = {
-    "x86_64": _SyscallTable(_AUDIT_ARCH_X86_64, (434, 203), {}, {55: (2, (_SO_PEERPIDFD,)), 54: (2, (_SO_PASSPIDFD,))},
-                            {56: (0, _CLONE_PIDFD)}, (435,)),
-    "aarch64": _SyscallTable(_AUDIT_ARCH_AARCH64, (434, 122), {}, {209: (2, (_SO_PEERPIDFD,)), 208: (2, (_SO_PASSPIDFD,))},
-                             {220: (0, _CLONE_PIDFD)}, (435,)),
+    "x86_64": _SyscallTable(_AUDIT_ARCH_X86_64, (434, 22, 293, 41, 53, 323, 206), {}, {}, {56: (0, _CLONE_PIDFD)},
+                            (435,)),
+    "aarch64": _SyscallTable(_AUDIT_ARCH_AARCH64, (434, 59, 198, 199, 282, 0), {}, {}, {220: (0, _CLONE_PIDFD)},
+                             (435,)),
 }
 
 
@@ -171,7 +173,8 @@ def deny_state_shared_between_runs() -> None:
     memfd_create goes too: a memfd's inode number comes from one counter for the whole machine,
     which a run can read exactly and move at will (a suite told the fast zygote the sample through
     it, 10 grades of 13). Pipes and sockets number their inodes from such a counter too, handed
-    to each CPU in batches; those cannot be refused (see _RUN_TABLES for what narrows them).
+    to each CPU in batches; a run kept apart may make neither (_RUN_TABLES), a run of the fast
+    zygote may.
 
     Calls made through another ABI (i386, x32) are refused outright, so the numbers below cannot
     be dodged.
