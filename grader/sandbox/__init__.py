@@ -161,10 +161,10 @@ class SandboxBackend(Protocol):
         mounts are copies of its own, not the host's files. Sandboxes sharing a file share what
         the kernel caches of it (pages read, names looked up), which the other can tell by timing.
 
-        A sandbox that keeps its runs ``apart`` gives ``argv`` CAP_SYS_ADMIN over the sandbox's own
-        namespaces, and nothing beyond them, to make each run a pid and mount namespace of its own
-        (grader/runner/inside/apart.py). Only for a process that runs no untrusted code until it
-        has dropped it; a backend that cannot (keeps_runs_apart False) raises ValueError."""
+        A sandbox that keeps its runs ``apart`` lets its processes make user namespaces, so that
+        each run gets a user, pid and mount namespace of its own (grader/runner/inside/apart.py).
+        Only for a process that runs no untrusted code but under the runs' filter, which refuses
+        them; a backend that cannot (keeps_runs_apart False) raises ValueError."""
 
 
 def get_backend(name: str) -> SandboxBackend:

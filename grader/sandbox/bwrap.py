@@ -156,12 +156,12 @@ class BwrapBackend:
     def _bwrap_args(self, mounts: Sequence[Mount], limits: Limits, env: Mapping[str, str] | None,
                     private: bool, apart: bool) -> list[str]:
         python = private_copy_dir(self.env_dir) if private else None
-        # --cap-add grants it in the sandbox's own user namespace (--unshare-user), which owns
-        # only the sandbox's namespaces; --disable-userns keeps anything from nesting another.
-        capabilities = ["--cap-drop", "ALL", *(["--cap-add", "CAP_SYS_ADMIN"] if apart else [])]
+        # --disable-userns keeps anything from nesting a user namespace in the sandbox's own
+        # (--unshare-user), but where each run is to make its own: apart.py
+        nesting = [] if apart else ["--disable-userns"]
         args = [
-            _tool("bwrap", "bubblewrap"), "--unshare-all", "--unshare-user", "--disable-userns",
-            "--die-with-parent", "--new-session", *capabilities, "--clearenv", "--hostname", "sandbox",
+            _tool("bwrap", "bubblewrap"), "--unshare-all", "--unshare-user", *nesting,
+            "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--clearenv", "--hostname", "sandbox",
             "--proc", "/proc", "--dev", "/dev", "--ro-bind", str(python / "usr") if python else "/usr", "/usr",
         ]
         for name in MACHINE_WIDE_PROC:

@@ -15,6 +15,7 @@ ordinary pipes: ``stdout`` carries only the container's fd 1, stderr goes to the
 from __future__ import annotations
 
 import io
+import json
 import os
 import queue
 import socket
@@ -47,6 +48,20 @@ ENGINE_MASKED_PATHS = ("/proc/asound", "/proc/acpi", "/proc/kcore", "/proc/keys"
 STDOUT_STREAM, STDERR_STREAM = 1, 2  # stream ids in the attach protocol's frame headers
 FRAME_HEADER = struct.Struct(">BxxxL")  # stream id, 3 padding bytes, payload length
 APIClient = Any  # docker.APIClient; docker-py ships no type hints
+# The seccomp profile of a container that keeps its runs apart (inside/apart.py: each run makes
+# a user, pid and mount namespace of its own). The engine's default profile refuses unshare,
+# mount and clone's namespace flags to a container without CAP_SYS_ADMIN, so this one takes its
+# place: everything allowed but what no process of the sandbox needs and the engine's profile
+# refuses too (the kernel's keyrings, eBPF, perf events, userfaultfd, io_uring, other processes'
+# memory, modules, clocks, swap, reboot, accounting, quotas, file handles). The zygote's own
+# filter and each run's (inside/isolation.py) come on top, as in every sandbox; the runs' refuses
+# them namespaces.
+APART_SECCOMP = json.dumps({"defaultAction": "SCMP_ACT_ALLOW", "syscalls": [{"action": "SCMP_ACT_ERRNO", "errnoRet": 1, "names": [
+    "keyctl", "add_key", "request_key", "bpf", "perf_event_open", "userfaultfd", "io_uring_setup", "io_uring_enter",
+    "io_uring_register", "ptrace", "process_vm_readv", "process_vm_writev", "kcmp", "init_module", "finit_module",
+    "delete_module", "kexec_load", "kexec_file_load", "reboot", "swapon", "swapoff", "acct", "syslog", "settimeofday",
+    "clock_settime", "clock_adjtime", "adjtimex", "quotactl", "quotactl_fd", "lookup_dcookie", "open_by_handle_at",
+    "name_to_handle_at", "uselib", "vhangup", "nfsservctl"]}]})
 
 
 class DockerBackend:
@@ -54,10 +69,7 @@ class DockerBackend:
 
     name = "docker"
     python = SANDBOX_PYTHON
-    # A container's capability would be the host's (no user namespace of its own), and the runs
-    # would need one nested in it, which the engine's seccomp and AppArmor profiles refuse: open
-    # (docs/ARCHITECTURE.md, "Open").
-    keeps_runs_apart = False
+    keeps_runs_apart = True  # in a container started with APART_SECCOMP
 
     def __init__(self, image: str | None = None) -> None:
         self.image = image or os.environ.get(IMAGE_VARIABLE, DEFAULT_IMAGE)
@@ -118,8 +130,6 @@ class DockerBackend:
     ) -> DockerProcess:
         if not argv:
             raise ValueError("argv must name a program to run inside the sandbox")
-        if apart:
-            raise ValueError("the docker backend cannot keep runs apart (keeps_runs_apart)")
         for mount in mounts:
             if not mount.source.exists():
                 raise ValueError(f"mount source {mount.source} does not exist")
@@ -127,13 +137,14 @@ class DockerBackend:
         api = self.api()
         lease = lease_uid()
         try:
-            return self._start(api, self.private_image if private else self.image, argv, archive, limits, env, lease)
+            return self._start(api, self.private_image if private else self.image, argv, archive, limits, env, lease,
+                               apart)
         except BaseException:
             lease.release()
             raise
 
     def _start(self, api: APIClient, image: str, argv: Sequence[str], archive: bytes, limits: Limits,
-               env: Mapping[str, str] | None, lease: UidLease) -> DockerProcess:
+               env: Mapping[str, str] | None, lease: UidLease, apart: bool) -> DockerProcess:
         try:
             container = api.create_container(
                 image,
@@ -144,7 +155,7 @@ class DockerBackend:
                 stdin_open=True,  # with detach=False this also sets StdinOnce: our EOF ends its stdin
                 network_disabled=True,
                 labels={CONTAINER_LABEL: "1", UID_LABEL: str(lease.uid), REALM_LABEL: lease_realm()},
-                host_config=self._host_config(api, limits, lease.uid),
+                host_config=self._host_config(api, limits, lease.uid, apart),
             )["Id"]
         except docker.errors.ImageNotFound:
             raise SandboxUnavailable(f"the sandbox image {image} is missing: {BUILD_HINT}") from None
@@ -156,7 +167,7 @@ class DockerBackend:
             raise
 
     @staticmethod
-    def _host_config(api: APIClient, limits: Limits, uid: int) -> dict[str, Any]:
+    def _host_config(api: APIClient, limits: Limits, uid: int, apart: bool) -> dict[str, Any]:
         cpu = limits.cpu_seconds
         config = api.create_host_config(
             network_mode="none",
@@ -169,7 +180,7 @@ class DockerBackend:
                 Ulimit(name="core", soft=0, hard=0),
             ],
             cap_drop=["ALL"],
-            security_opt=["no-new-privileges"],
+            security_opt=["no-new-privileges", *([f"seccomp={APART_SECCOMP}"] if apart else [])],
             tmpfs={SCRATCH: f"rw,nosuid,nodev,size={limits.scratch_bytes},mode=0700,"
                             f"uid={uid},gid={uid}"},
             init=True,  # a pid 1 that reaps orphans, as bwrap's does

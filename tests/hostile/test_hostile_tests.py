@@ -277,13 +277,14 @@ def test_a_fast_zygote_that_remembers_the_reference_is_caught_by_the_recheck(gra
     assert "only when run after other implementations" in report["invalid_reason"], report["invalid_reason"]
 
 
-def test_runs_alone_cannot_pass_a_fingerprint_on_through_the_pid_counter(grade_hostile, sandbox_backend):
+@pytest.mark.parametrize("backend_name", ["bwrap", pytest.param("docker", marks=pytest.mark.docker)])
+def test_runs_alone_cannot_pass_a_fingerprint_on_through_the_pid_counter(backend_name, grade_hostile, sandbox_backend):
     """pid_store (red team, round 30; submissions/tests/README.md) holds each run alone to the first
     module it met that reproduced the worked example, told from run to run in the clean sandbox's
     pid counter, and passed 3 grades of 6 at 0.93 beside s07. Every run alone now starts at the
     same pid, so it holds each module to itself, kills nothing alone, and is invalid."""
     impl = WRONG_IMPL.read_text() + "\n\nLuongAttention._rt30_mine = True\n"  # the suite's own luong.py
-    graded = grade_hostile(impl=impl, tests=hostile_tests("pid_store"), backend=sandbox_backend("bwrap"))
+    graded = grade_hostile(impl=impl, tests=hostile_tests("pid_store"), backend=sandbox_backend(backend_name))
     assert_contained(graded)
     report = graded.report["tests"]
     assert report["verdict"] == "invalid", report

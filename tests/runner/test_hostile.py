@@ -8,7 +8,8 @@ import threading
 
 import pytest
 
-from grader.runner.results import Outcome
+from grader.runner.driver import WarmRunner
+from grader.runner.results import Outcome, RunnerError
 
 HEADER = """
     from tinyllm.seq2seq import luong
@@ -327,9 +328,9 @@ COUNTERS = {"test_counters.py": HEADER + """
     def call(result, what):
         if result < 0:
             raise OSError(ctypes.get_errno(), what)
-    def unshare_mounts():
-        call(libc.unshare(0x00020000), "unshare")
-    REFUSED = {"a namespace": unshare_mounts,
+    def unshare_user():  # the one namespace a process without capabilities may make
+        call(libc.unshare(0x10000000), "unshare")
+    REFUSED = {"a namespace": unshare_user,
                "a pidfd": lambda: os.pidfd_open(os.getpid()), "a time on /dev": lambda: os.utime("/dev/shm"),
                "an attribute on /dev": lambda: os.setxattr("/dev/shm", "user.seen", b"1"),
                "a pipe": os.pipe, "a socket": socket.socketpair,
@@ -355,7 +356,7 @@ COUNTERS = {"test_counters.py": HEADER + """
     """}
 
 
-def test_each_run_alone_starts_from_the_same_counters(suite_folder, runner_for, reference, backend) -> None:
+def test_each_run_alone_starts_from_the_same_counters(suite_folder, runner_for, reference) -> None:
     """A run alone moved the pid counter (threads) and the scratch's inode counter (files), and the
     next one read them: a suite carried a module's fingerprint that way from run to run and held
     each module to the first that reproduced the worked example (red team, round 30). Kept apart,
@@ -364,10 +365,32 @@ def test_each_run_alone_starts_from_the_same_counters(suite_folder, runner_for, 
     read exactly: a pidfd's inode number (every thread made on the machine), the times and
     attributes of bwrap's /dev, and a pipe or a socket, whose inode numbers come from one CPU's
     batch (red team, round 31)."""
-    if not backend.keeps_runs_apart:
-        pytest.skip(f"the {backend.name} backend does not keep runs apart (docs/ARCHITECTURE.md, Open)")
     runner = runner_for(suite_folder(COUNTERS), collect=False)
     runs = runner.suite_runs([(f"run {i}", reference) for i in range(3)], timeout=10.0)
     messages = {run.message.splitlines()[0] for run in runs.values()}
     assert {run.outcome for run in runs.values()} == {Outcome.FAILED} and len(messages) == 1, runs
     assert "AssertionError: pid 2, inode " in messages.pop(), messages
+
+
+class _NamespacesRefused:
+    """A backend that says it keeps runs apart but starts its sandboxes as every other, where no
+    process may make a user namespace."""
+
+    def __init__(self, backend) -> None:
+        self.backend, self.name, self.python, self.keeps_runs_apart = backend, backend.name, backend.python, True
+
+    def check(self) -> None:
+        self.backend.check()
+
+    def spawn(self, argv, **options):
+        return self.backend.spawn(argv, **{**options, "apart": False})
+
+
+def test_a_sandbox_that_refuses_namespaces_is_an_error_at_start(chapter, backend, suite_folder) -> None:
+    """Runs that could not be kept apart would each crash, or worse run together: the zygote tries
+    once at start, and a runner that asked for it fails there, saying why."""
+    runner = WarmRunner(chapter=chapter, backend=_NamespacesRefused(backend), student_tests=suite_folder(COUNTERS),
+                        collect=False)
+    with pytest.raises(RunnerError, match="refuses a run namespaces of its own"):
+        runner.start()
+    runner.close()

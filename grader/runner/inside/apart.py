@@ -12,11 +12,12 @@ folder, with /proc (whose /proc/self names the outer pid) hidden under an empty 
 else read-only, and no call that reads or moves the machine's own counters exactly
 (isolation.deny_counters_of_the_machine).
 
-How: a sandbox that keeps its runs apart gives its first process CAP_SYS_ADMIN over the
-sandbox's own namespaces (bwrap's --cap-add in its user namespace; SandboxBackend.spawn). The
-zygote holds it, but runs no student code. Each child unshares and forks the namespace's init,
-which mounts and forks the run itself. Every run drops the capability before
-anything of the student's runs:
+How: each child of the zygote makes a user namespace of its own, with a pid and a mount
+namespace it owns, which gives it CAP_SYS_ADMIN over those and nothing else, and forks the
+namespace's init, which mounts and forks the run itself. Both drop every capability before
+anything of the student's runs, and the run may make no namespace of its own
+(isolation.deny_counters_of_the_machine). A sandbox that keeps its runs apart lets its processes
+make user namespaces (SandboxBackend.spawn), which the other sandboxes do not:
 
     zygote -> child (relays the run's status) -> init (pid 1: mounts, reaps) -> the run (pid 2)
 
@@ -36,11 +37,10 @@ from pathlib import Path
 from . import isolation
 from .isolation import _check, _libc  # one libc handle and one errno check for the package's syscalls
 
-_CLONE_NEWNS, _CLONE_NEWPID = 0x00020000, 0x20000000
+_CLONE_NEWNS, _CLONE_NEWPID, _CLONE_NEWUSER = 0x00020000, 0x20000000, 0x10000000
 _MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_RDONLY, _MS_PRIVATE = 2, 4, 8, 1, 1 << 18
 _SYS_MOUNT_SETATTR = 442  # the same number on x86_64 and aarch64 (generic syscall table)
 _AT_FDCWD, _AT_RECURSIVE, _MOUNT_ATTR_RDONLY = -100, 0x8000, 1
-_CAP_SYS_ADMIN = 21
 _LINUX_CAPABILITY_VERSION_3 = 0x20080522
 _PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
 EXIT_NOT_APART = 71  # the namespaces could not be made: the run is a crash, never run unseparated
@@ -53,19 +53,51 @@ class _CapData(ctypes.Structure):
     _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
 
 
-def holds_sys_admin() -> bool:
-    """Whether this process may make namespaces (CAP_SYS_ADMIN effective)."""
-    with open("/proc/self/status") as status:
-        for line in status:
-            if line.startswith("CapEff:"):
-                return bool(int(line.split()[1], 16) >> _CAP_SYS_ADMIN & 1)
-    return False
+def can_keep_runs_apart(scratch: Path) -> str:
+    """Why a child of this process could not keep its run apart ("" if it can): try it once, in
+    a child that makes the namespaces and mounts a tmpfs over ``scratch``, as each run's will. A
+    sandbox that forbids it (a seccomp or AppArmor profile, a kernel without user namespaces)
+    then fails at start with a reason, not as a crash of every run."""
+    why_r, why_w = os.pipe()
+    child = os.fork()
+    if child == 0:
+        code = 0
+        try:
+            os.close(why_r)
+            _own_namespaces()
+            _check(_libc.mount(b"tmpfs", bytes(scratch), b"tmpfs", _MS_NOSUID | _MS_NODEV, b"size=4k"), "mount")
+        except BaseException as exc:  # noqa: BLE001 - the answer is the reason, whatever it is
+            os.write(why_w, str(exc).encode()[:500])
+            code = 1
+        os._exit(code)
+    os.close(why_w)
+    with os.fdopen(why_r, "rb") as why:
+        reason = why.read().decode(errors="replace")
+    _, status = os.waitpid(child, 0)
+    return reason or ("" if status == 0 else f"the trial child ended with status {status}")
 
 
-def drop_capabilities() -> None:
+def _own_namespaces() -> None:
+    """Unshare a user, a pid and a mount namespace, and map this process's ids into the user
+    namespace as themselves (setgroups denied first, as the kernel asks of an unprivileged map).
+    The zygote is not dumpable, which leaves /proc/self's files root's: the process is dumpable
+    while it writes them, when nothing but the zygote can see it (a run is in a pid namespace of
+    its own)."""
+    uid, gid = os.getuid(), os.getgid()
+    _check(_libc.unshare(_CLONE_NEWUSER | _CLONE_NEWPID | _CLONE_NEWNS), "unshare")
+    isolation.set_dumpable(True)
+    try:
+        for name, line in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"), ("gid_map", f"{gid} {gid} 1")):
+            with open(f"/proc/self/{name}", "w") as mapping:
+                mapping.write(line)
+    finally:
+        isolation.set_dumpable(False)
+
+
+def _drop_capabilities() -> None:
     """Give up every capability, for good: none permitted, none ambient. The bounding set keeps
-    what the sandbox granted, but a process without privileges cannot regain it (its uid is not
-    0, and no_new_privs stops setuid and file capabilities at exec)."""
+    what the user namespace gave, but a process without privileges cannot regain it (its uid is
+    not 0, and no_new_privs stops setuid and file capabilities at exec)."""
     _check(_libc.prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0), "prctl(PR_CAP_AMBIENT)")
     header = _CapHeader(_LINUX_CAPABILITY_VERSION_3, 0)
     _check(_libc.capset(ctypes.byref(header), ctypes.byref((_CapData * 2)())), "capset")
@@ -75,7 +107,7 @@ def enter(scratch: Path, workdir: Path, *, scratch_bytes: int) -> None:
     """Return in the run's own process, pid 2 of a fresh namespace, with ``workdir`` made afresh
     on a tmpfs of its own over ``scratch``. The two processes above it never return."""
     status_r, status_w = os.pipe()
-    _check(_libc.unshare(_CLONE_NEWPID | _CLONE_NEWNS), "unshare")
+    _own_namespaces()
     init = os.fork()
     if init != 0:
         os.close(status_w)
@@ -105,7 +137,7 @@ def _mount_own_scratch(scratch: Path, workdir: Path, scratch_bytes: int) -> None
     os.mkdir(workdir, 0o700)
     _check(_libc.mount(b"tmpfs", b"/proc", b"tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC | _MS_RDONLY,
                        b"size=4k,mode=0555"), "hide /proc")
-    drop_capabilities()
+    _drop_capabilities()
     isolation.deny_counters_of_the_machine()
 
 
@@ -130,7 +162,7 @@ def _relay(init: int, status_r: int) -> None:
     status) from this process's, and its CPU time too, as each parent waited for its child."""
     number = 0
     try:
-        drop_capabilities()  # it needs none from here on
+        _drop_capabilities()  # it needs none from here on
         _, init_status = os.waitpid(init, 0)
         handed = os.read(status_r, 4)
         status = struct.unpack("=i", handed)[0] if len(handed) == 4 else init_status

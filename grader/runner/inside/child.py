@@ -84,16 +84,14 @@ def run_child(setup: Setup, job: Job, *, record_fd: int, output_fd: int) -> None
 
 def _leave_the_zygote(setup: Setup, job: Job) -> None:
     """Lead a process group of its own (what the zygote kills at the deadline), in namespaces of
-    its own when runs are kept apart, and without the capability the zygote may hold for that."""
+    its own when runs are kept apart."""
     os.setpgid(0, 0)
     # The zygote's SIGCHLD wake-up: left in place, a signal would write into whatever file the
     # tests opened under that fd number once it is closed in _enter.
     signal.set_wakeup_fd(-1)
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-    if setup.apart:  # returns in the run, whose namespace's init has dropped the capability
+    if setup.apart:  # returns in the run, whose namespace's init has dropped the capabilities it had there
         apart.enter(setup.scratch, job.workdir, scratch_bytes=setup.scratch_bytes)
-    else:
-        apart.drop_capabilities()
 
 
 def _enter(setup: Setup, job: Job, *, record_fd: int, output_fd: int) -> None:

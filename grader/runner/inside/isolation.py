@@ -101,13 +101,17 @@ _SECCOMP_TABLES = {
 # there that the next run read exactly, 11 hand-offs of 11 (red team, round 31). Nothing else a
 # run can make draws from it (memfd_create, mq_open and io_uring are refused to every run), so the
 # zygote's record and output pipes, made before the fork, are the only ones a run holds.
-# clone3 takes its flags in memory a filter cannot read: ENOSYS, and libc falls back to clone.
+# Nor may a run make namespaces (unshare, setns, clone's CLONE_NEW* flags): the sandbox lets its
+# processes make them so that each run gets its own (apart.py), and a run's own would be kernel
+# surface to no purpose. clone3 takes its flags in memory a filter cannot read: ENOSYS, and libc
+# falls back to clone.
 _CLONE_PIDFD = 0x1000
+_CLONE_NEW_ANY = 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000 | 0x20000000 | 0x40000000
 _RUN_TABLES = {
-    "x86_64": _SyscallTable(_AUDIT_ARCH_X86_64, (434, 22, 293, 41, 53, 323, 206), {}, {}, {56: (0, _CLONE_PIDFD)},
-                            (435,)),
-    "aarch64": _SyscallTable(_AUDIT_ARCH_AARCH64, (434, 59, 198, 199, 282, 0), {}, {}, {220: (0, _CLONE_PIDFD)},
-                             (435,)),
+    "x86_64": _SyscallTable(_AUDIT_ARCH_X86_64, (434, 22, 293, 41, 53, 323, 206, 272, 308), {}, {},
+                            {56: (0, _CLONE_PIDFD | _CLONE_NEW_ANY)}, (435,)),
+    "aarch64": _SyscallTable(_AUDIT_ARCH_AARCH64, (434, 59, 198, 199, 282, 0, 97, 268), {}, {},
+                             {220: (0, _CLONE_PIDFD | _CLONE_NEW_ANY)}, (435,)),
 }
 
 
@@ -126,6 +130,11 @@ def _prctl(option: int, value: int) -> None:
     _check(_libc.prctl(option, ctypes.c_ulong(value), 0, 0, 0), f"prctl({option})")
 
 
+def set_dumpable(dumpable: bool) -> None:
+    """Whether a process of the same uid may read this one's memory and fds, and own /proc/self."""
+    _prctl(_PR_SET_DUMPABLE, int(dumpable))
+
+
 def harden_zygote() -> None:
     """Keep children out of the zygote's memory, fds and inherited state, adopt every orphan they
     leave, and take away the kernel objects that would outlive a run.
@@ -135,7 +144,7 @@ def harden_zygote() -> None:
     zygote when its parent dies, so the zygote can still find and kill it.
     Seccomp: see deny_state_shared_between_runs.
     """
-    _prctl(_PR_SET_DUMPABLE, 0)
+    set_dumpable(False)
     _prctl(_PR_SET_CHILD_SUBREAPER, 1)
     deny_state_shared_between_runs()
 

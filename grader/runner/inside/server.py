@@ -399,10 +399,9 @@ def _check_config(config: dict) -> dict:
         raise ProtocolError("config: workers must be at least 1")
     if not draws.is_seed(config["draws"]):
         raise ProtocolError("config: draws is not a seed")
-    if config["apart"] and config["collect"]:  # the capability is for a zygote that runs no student code
+    # a sandbox keeping runs apart lets its processes make namespaces: only the runs are refused them
+    if config["apart"] and config["collect"]:
         raise ProtocolError("config: a zygote that collects the tests cannot keep its runs apart")
-    if config["apart"] and not apart.holds_sys_admin():
-        raise ProtocolError("config: runs kept apart need CAP_SYS_ADMIN in the sandbox, which it lacks")
     return config
 
 
@@ -446,6 +445,9 @@ def main() -> None:
     draws.route_fresh_generators()
     placeholder = loader.install_placeholder(config["module"], config["module_file"])
     scratch = Path(config["scratch"])
+    if config["apart"] and (why := apart.can_keep_runs_apart(scratch)):
+        raise ProtocolError(f"config: this sandbox refuses a run namespaces of its own, so runs cannot be kept "
+                            f"apart: {why}")
     abi = isolation.landlock_abi()
     student_tests = Path(config["student_tests"]) if config["student_tests"] else None
     collect = config["collect"]
