@@ -56,12 +56,14 @@ APIClient = Any  # docker.APIClient; docker-py ships no type hints
 # memory, modules, clocks, swap, reboot, accounting, quotas, file handles). The zygote's own
 # filter and each run's (inside/isolation.py) come on top, as in every sandbox; the runs' refuses
 # them namespaces.
-APART_SECCOMP = json.dumps({"defaultAction": "SCMP_ACT_ALLOW", "syscalls": [{"action": "SCMP_ACT_ERRNO", "errnoRet": 1, "names": [
+REFUSED_BESIDE_APART_RUNS = (
     "keyctl", "add_key", "request_key", "bpf", "perf_event_open", "userfaultfd", "io_uring_setup", "io_uring_enter",
     "io_uring_register", "ptrace", "process_vm_readv", "process_vm_writev", "kcmp", "init_module", "finit_module",
     "delete_module", "kexec_load", "kexec_file_load", "reboot", "swapon", "swapoff", "acct", "syslog", "settimeofday",
     "clock_settime", "clock_adjtime", "adjtimex", "quotactl", "quotactl_fd", "lookup_dcookie", "open_by_handle_at",
-    "name_to_handle_at", "uselib", "vhangup", "nfsservctl"]}]})
+    "name_to_handle_at", "uselib", "vhangup", "nfsservctl")
+APART_SECCOMP = json.dumps({"defaultAction": "SCMP_ACT_ALLOW", "syscalls": [
+    {"names": list(REFUSED_BESIDE_APART_RUNS), "action": "SCMP_ACT_ERRNO", "errnoRet": 1}]})
 
 
 class DockerBackend:

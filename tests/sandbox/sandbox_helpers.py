@@ -21,9 +21,11 @@ def run_python(
     mounts: tuple[Mount, ...] = (),
     stdin: bytes = b"",
     env: dict[str, str] | None = None,
+    apart: bool = False,
 ) -> Run:
     """Run ``python -c code`` to the end in a fresh sandbox, feeding ``stdin`` then EOF."""
-    with backend.spawn([backend.python, "-c", code], mounts=mounts, limits=limits or Limits(), env=env) as process:
+    with backend.spawn([backend.python, "-c", code], mounts=mounts, limits=limits or Limits(), env=env,
+                       apart=apart) as process:
         process.stdin.write(stdin)
         process.stdin.close()
         stdout = process.stdout.read()
