@@ -187,8 +187,11 @@ class DockerBackend:
                             f"uid={uid},gid={uid}"},
             init=True,  # a pid 1 that reaps orphans, as bwrap's does
         )
-        # what /proc says of the whole machine (_env.MACHINE_WIDE_PROC), beside the engine's own list
-        config["MaskedPaths"] = [*ENGINE_MASKED_PATHS, *(f"/proc/{name}" for name in MACHINE_WIDE_PROC)]
+        # what /proc says of the whole machine (_env.MACHINE_WIDE_PROC), beside the engine's own
+        # list; and /sys whole, as bwrap never mounts it: the container's cgroup counters (CPU used,
+        # peak memory, forks refused) and the machine's NUMA counters each carried 3 to 8 bits from
+        # one run alone to the next, the latter between sandboxes too (red team, round 32)
+        config["MaskedPaths"] = [*ENGINE_MASKED_PATHS, *(f"/proc/{name}" for name in MACHINE_WIDE_PROC), "/sys"]
         return config
 
 

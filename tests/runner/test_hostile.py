@@ -324,7 +324,11 @@ def test_no_process_outlives_its_run(suite_folder, runner_for, reference, collec
 COUNTERS = {"test_counters.py": HEADER + """
     import ctypes, os, platform, socket, threading
     libc = ctypes.CDLL(None, use_errno=True)
-    USERFAULTFD, IO_SETUP = {"x86_64": (323, 206), "aarch64": (282, 0)}[platform.machine()]
+    USERFAULTFD, IO_SETUP, PERF_EVENT_OPEN = {"x86_64": (323, 206, 298), "aarch64": (282, 0, 241)}[platform.machine()]
+    # a software clock of this process, user space only: what perf_event_paranoid 2 allows
+    PERF = ctypes.create_string_buffer(128)
+    ctypes.c_uint32.from_buffer(PERF, 0).value, ctypes.c_uint32.from_buffer(PERF, 4).value = 1, 128
+    ctypes.c_uint64.from_buffer(PERF, 8).value, ctypes.c_uint64.from_buffer(PERF, 40).value = 1, (1 << 5) | (1 << 6)
     def call(result, what):
         if result < 0:
             raise OSError(ctypes.get_errno(), what)
@@ -335,7 +339,9 @@ COUNTERS = {"test_counters.py": HEADER + """
                "an attribute on /dev": lambda: os.setxattr("/dev/shm", "user.seen", b"1"),
                "a pipe": os.pipe, "a socket": socket.socketpair,
                "a userfaultfd": lambda: call(libc.syscall(USERFAULTFD, 1), "userfaultfd"),  # UFFD_USER_MODE_ONLY
-               "an aio context": lambda: call(libc.syscall(IO_SETUP, 1, ctypes.byref(ctypes.c_ulong())), "io_setup")}
+               "an aio context": lambda: call(libc.syscall(IO_SETUP, 1, ctypes.byref(ctypes.c_ulong())), "io_setup"),
+               "a perf event": lambda: call(libc.syscall(PERF_EVENT_OPEN, PERF, 0, -1, -1, 0), "perf_event_open"),
+               "a pty": lambda: os.open("/dev/ptmx", os.O_RDWR)}
     def test_moves_and_reads_the_counters():
         for what, attempt in REFUSED.items():
             try:
@@ -364,7 +370,8 @@ def test_each_run_alone_starts_from_the_same_counters(suite_folder, runner_for, 
     namespaces of its own. Nor may it reach the counters of the machine that consecutive runs
     read exactly: a pidfd's inode number (every thread made on the machine), the times and
     attributes of bwrap's /dev, and a pipe or a socket, whose inode numbers come from one CPU's
-    batch (red team, round 31)."""
+    batch (red team, round 31); a perf event's id, a counter of the machine, and the time of the
+    sandbox's pty instance, which every write to a pty sets (round 32)."""
     runner = runner_for(suite_folder(COUNTERS), collect=False)
     runs = runner.suite_runs([(f"run {i}", reference) for i in range(3)], timeout=10.0)
     messages = {run.message.splitlines()[0] for run in runs.values()}

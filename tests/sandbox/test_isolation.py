@@ -276,6 +276,14 @@ def test_proc_says_nothing_of_the_whole_machine(backend: SandboxBackend) -> None
     assert int(cpus) >= 1  # what numpy and pytest need still works
 
 
+def test_sys_shows_nothing(backend: SandboxBackend) -> None:
+    """The container's cgroup counters (CPU used, peak memory, forks refused) and the machine's
+    NUMA counters carried 3 to 8 bits from one run alone to the next, the machine's between the
+    sandboxes too (red team, round 32): /sys is empty, as bwrap never mounts it."""
+    run = run_python(backend, "import os; print(os.listdir('/sys') if os.path.isdir('/sys') else [])")
+    assert run.stdout.strip() == b"[]", run.exit.stderr
+
+
 WHICH_FILES = """
 import json, os, sys
 import numpy

@@ -43,6 +43,10 @@ _SYS_MOUNT_SETATTR = 442  # the same number on x86_64 and aarch64 (generic sysca
 _AT_FDCWD, _AT_RECURSIVE, _MOUNT_ATTR_RDONLY = -100, 0x8000, 1
 _LINUX_CAPABILITY_VERSION_3 = 0x20080522
 _PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
+# Under an empty read-only tmpfs in each run: /proc, whose /proc/self names the outer pid, and
+# /dev/pts, the sandbox's own pty instance, whose ptmx takes the time of every write to a pty
+# read-only mount or not (a run set it to a second, the next read 3 bits: red team, round 32).
+_HIDDEN = (b"/proc", b"/dev/pts")
 EXIT_NOT_APART = 71  # the namespaces could not be made: the run is a crash, never run unseparated
 
 class _CapHeader(ctypes.Structure):
@@ -135,8 +139,9 @@ def _mount_own_scratch(scratch: Path, workdir: Path, scratch_bytes: int) -> None
     options = f"size={scratch_bytes},mode=0700".encode()
     _check(_libc.mount(b"tmpfs", bytes(scratch), b"tmpfs", _MS_NOSUID | _MS_NODEV, options), "mount the scratch")
     os.mkdir(workdir, 0o700)
-    _check(_libc.mount(b"tmpfs", b"/proc", b"tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC | _MS_RDONLY,
-                       b"size=4k,mode=0555"), "hide /proc")
+    for hidden in _HIDDEN:
+        _check(_libc.mount(b"tmpfs", hidden, b"tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC | _MS_RDONLY,
+                           b"size=4k,mode=0555"), f"hide {hidden.decode()}")
     _drop_capabilities()
     isolation.deny_counters_of_the_machine()
 
