@@ -59,9 +59,9 @@ class _CapData(ctypes.Structure):
 
 def can_keep_runs_apart(scratch: Path) -> str:
     """Why a child of this process could not keep its run apart ("" if it can): try it once, in
-    a child that makes the namespaces and mounts a tmpfs over ``scratch``, as each run's will. A
-    sandbox that forbids it (a seccomp or AppArmor profile, a kernel without user namespaces)
-    then fails at start with a reason, not as a crash of every run."""
+    a child that makes the namespaces and mounts what each run's init mounts. A sandbox that
+    forbids it (a seccomp or AppArmor profile, a kernel without user namespaces) then fails at
+    start with a reason, not as a crash of every run."""
     why_r, why_w = os.pipe()
     child = os.fork()
     if child == 0:
@@ -69,7 +69,7 @@ def can_keep_runs_apart(scratch: Path) -> str:
         try:
             os.close(why_r)
             _own_namespaces()
-            _check(_libc.mount(b"tmpfs", bytes(scratch), b"tmpfs", _MS_NOSUID | _MS_NODEV, b"size=4k"), "mount")
+            _mount_own_scratch(scratch, scratch / "trial", scratch_bytes=1 << 16)
         except BaseException as exc:  # noqa: BLE001 - the answer is the reason, whatever it is
             os.write(why_w, str(exc).encode()[:500])
             code = 1

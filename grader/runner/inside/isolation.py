@@ -73,8 +73,9 @@ _MAP_SHARED = 0x01
 # By the kernel's table for each machine. Denied: SysV shm/sem/msg, POSIX mq_*, add_key/
 # request_key/keyctl, ioprio_set, flock, inotify_init/init1/add_watch, fanotify_init,
 # io_uring_setup, fadvise64, readahead, mincore, preadv2/pwritev2, process_madvise, cachestat,
-# sysinfo, memfd_create, memfd_secret, perf_event_open, bpf. Self only: prlimit64 and sched_setparam/setscheduler/
-# setaffinity/setattr (pid), setpriority (which, who). By flag: mmap (MAP_SHARED).
+# sysinfo, memfd_create, memfd_secret, perf_event_open, bpf. Self only: prlimit64 and
+# sched_setparam/setscheduler/setaffinity/setattr (pid), setpriority (which, who). By flag: mmap
+# (MAP_SHARED).
 _SECCOMP_TABLES = {
     "x86_64": _SyscallTable(_AUDIT_ARCH_X86_64,
                             (29, 30, 31, 67, 64, 65, 66, 220, 68, 69, 70, 71, 240, 241, 242, 243, 244, 245, 248, 249, 250,
