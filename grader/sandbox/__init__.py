@@ -27,6 +27,16 @@ BACKEND_NAMES = ("bwrap", "docker")
 
 # Targets a caller may not mount over: the sandbox's own runtime and scratch live there.
 RESERVED_TARGETS = ("/", "/scratch", "/proc", "/dev", "/tmp", "/usr", "/opt/sandbox-env")
+OPEN_FILES = 256  # RLIMIT_NOFILE of a sandbox, and of every run in one
+# ... of a sandbox that keeps its runs apart (spawn's ``apart``), whose zygote holds the pipes of
+# every run after the fast pass from before that pass (runner/inside/pipes.py), four fds a run;
+# each of its runs lowers its own limit to OPEN_FILES before anything of the student's runs.
+OPEN_FILES_APART = 1024
+
+
+def open_files(*, apart: bool) -> int:
+    """RLIMIT_NOFILE of a sandbox started with spawn(apart=...)."""
+    return OPEN_FILES_APART if apart else OPEN_FILES
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import BinaryIO, cast
 
-from grader.sandbox import Limits, Mount, SandboxUnavailable, Termination, _cgroup
+from grader.sandbox import Limits, Mount, SandboxUnavailable, Termination, _cgroup, open_files
 from grader.sandbox._env import MACHINE_WIDE_PROC, SANDBOX_ENV_TARGET, SANDBOX_PYTHON, SCRATCH, sandbox_env
 from grader.sandbox._outcome import SIGNAL_EXIT_BASE
 from grader.sandbox._process import WatchedProcess
@@ -47,7 +47,6 @@ from grader.sandbox.uids import UidLease, lease_uid
 SETUP_HINT = "run `python -m grader.sandbox.runtime` (as root) to create it"
 MASKED = Path(__file__).with_name("masked")  # an empty file, bound over what /proc must not show
 ROOT_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")  # merged-/usr symlinks or folders
-OPEN_FILES = 256  # RLIMIT_NOFILE inside
 # Joins every cgroup named before "--", then execs the rest of its arguments.
 JOIN_CGROUPS = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"'
 
@@ -123,7 +122,7 @@ class BwrapBackend:
                 else None
             )
             bwrap_args = self._bwrap_args(mounts, limits, variables, private, apart)
-            return BwrapProcess(self._launcher(limits, cgroup, held.lease), bwrap_args, list(argv), limits, cgroup,
+            return BwrapProcess(self._launcher(limits, cgroup, held.lease, apart), bwrap_args, list(argv), limits, cgroup,
                                 held)
         except BaseException:
             held.release()
@@ -138,13 +137,14 @@ class BwrapBackend:
                 "must reach it (folders o+rx, files o+r)"
             )
 
-    def _launcher(self, limits: Limits, cgroup: _cgroup.SandboxCgroup | None, lease: UidLease | None) -> list[str]:
+    def _launcher(self, limits: Limits, cgroup: _cgroup.SandboxCgroup | None, lease: UidLease | None,
+                  apart: bool) -> list[str]:
         """The links before bwrap: cgroup join, rlimits, and the drop to the sandbox's uid."""
         chain: list[str] = []
         if cgroup is not None:
             chain += [_tool("sh", "dash"), "-c", JOIN_CGROUPS, "sh", *map(str, cgroup.procs_files), "--"]
         cpu = limits.cpu_seconds
-        chain += [_tool("prlimit", "util-linux"), f"--cpu={cpu}:{cpu + 1}", "--core=0", f"--nofile={OPEN_FILES}"]
+        chain += [_tool("prlimit", "util-linux"), f"--cpu={cpu}:{cpu + 1}", "--core=0", f"--nofile={open_files(apart=apart)}"]
         if cgroup is None:
             chain += [f"--as={limits.memory_bytes}", f"--nproc={limits.processes}"]
         chain.append("--")

@@ -30,7 +30,7 @@ import docker.errors  # type: ignore[import-not-found]  # docker-py ships no typ
 from docker.types import Ulimit  # type: ignore[import-not-found]
 
 import docker
-from grader.sandbox import Limits, Mount, SandboxUnavailable
+from grader.sandbox import Limits, Mount, SandboxUnavailable, open_files
 from grader.sandbox._env import MACHINE_WIDE_PROC, SANDBOX_PYTHON, SCRATCH, sandbox_env
 from grader.sandbox._process import WatchedProcess
 from grader.sandbox.uids import UidLease, lease_realm, lease_uid, try_lease
@@ -40,7 +40,6 @@ DEFAULT_IMAGE = "l43-grader-sandbox:latest"
 BUILD_HINT = "build it with docker/sandbox/build.sh"
 CONTAINER_LABEL = "org.l43-grader.sandbox"  # marks every container this backend starts
 UID_LABEL, REALM_LABEL = f"{CONTAINER_LABEL}.uid", f"{CONTAINER_LABEL}.realm"  # its lease (grader/sandbox/uids.py)
-OPEN_FILES = 256
 # The engine's default masked paths, which a MaskedPaths of our own replaces (moby oci/defaults.go).
 ENGINE_MASKED_PATHS = ("/proc/asound", "/proc/acpi", "/proc/kcore", "/proc/keys", "/proc/latency_stats",
                        "/proc/timer_list", "/proc/timer_stats", "/proc/sched_debug", "/proc/scsi", "/sys/firmware",
@@ -178,7 +177,7 @@ class DockerBackend:
             pids_limit=limits.processes,
             ulimits=[
                 Ulimit(name="cpu", soft=cpu, hard=cpu + 1),
-                Ulimit(name="nofile", soft=OPEN_FILES, hard=OPEN_FILES),
+                Ulimit(name="nofile", soft=open_files(apart=apart), hard=open_files(apart=apart)),
                 Ulimit(name="core", soft=0, hard=0),
             ],
             cap_drop=["ALL"],

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import resource
 import signal
 import tempfile
 import time
@@ -46,6 +47,7 @@ class Setup:
     scratch: Path = Path("/scratch")
     scratch_bytes: int = 0  # the scratch tmpfs's size, which a run kept apart gets one of its own of
     apart: bool = False  # each run in namespaces of its own (apart.py)
+    open_files: int = 256  # a run's RLIMIT_NOFILE, below its zygote's where that holds pipes (pipes.py)
 
 
 @dataclass(frozen=True)
@@ -103,6 +105,7 @@ def _enter(setup: Setup, job: Job, *, record_fd: int, output_fd: int) -> None:
         isolation.confine(setup.landlock_abi, readable=setup.readable, writable=job.workdir)
     at = isolation.offsets(setup.test_files)
     isolation.close_fds_except(record_fd)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (setup.open_files, setup.open_files))
     isolation.reopen(setup.test_files, at)
     os.chdir(job.workdir)
     for name in ("HOME", "TMPDIR"):
