@@ -40,7 +40,7 @@ from grader.report.model import (
     clipped,
 )
 from grader.runner.compiled import compile_modules
-from grader.runner.driver import WarmRunner, module_file
+from grader.runner.driver import MAX_HELD_RUNS, WarmRunner, module_file
 from grader.runner.inside.loader import UNDEFINED, UNSWAPPABLE
 from grader.runner.inside.records import IMPORT_FAILED
 from grader.runner.results import (
@@ -234,6 +234,8 @@ def _read(chapter: Chapter, request: GradeRequest) -> Submission:
 def _grade(chapter: Chapter, catalogue: Catalogue, submission: Submission, seed: int, backend_name: str,
            settings: Settings, started: float) -> Report:
     timing: dict[str, float] = {}
+    if submission.tests is not None:
+        _check_held_runs(catalogue, settings)
     with ExitStack() as stack:
         background = stack.enter_context(ThreadPoolExecutor(max_workers=1, thread_name_prefix="trusted"))
         expected = _reference_probes_in(background, chapter, catalogue, seed)
@@ -286,6 +288,7 @@ def _grade_suite(runners: Runners, chapter: Chapter, catalogue: Catalogue, submi
     alone = _timed(timing, "alone", _alone_pass, runners.clean, sent, {**_correct(sent), **alone_decoys}, sample,
                    compiled, settings.alone_timeout)
     compiled = {**compiled, **rest.result()}
+    runners.clean.hold_pipes(runs_after_the_pass_at_most(catalogue, settings))
     _timed(timing, "collection", fast.await_ready)  # the student's code runs there from now on
     _check_collected(fast)
     suite = _timed(timing, "mutation", _mutation_pass, fast, sent, decoys, compiled)
@@ -295,6 +298,20 @@ def _grade_suite(runners: Runners, chapter: Chapter, catalogue: Catalogue, submi
     hint = trusted_run_hint(yours, implementation.result().verdict)
     return replace(_grade_tests(suite, alone, chapter, sent, frozenset(fast.collected), hint),
                    on_your_implementation=yours)
+
+
+def runs_after_the_pass_at_most(catalogue: Catalogue, settings: Settings) -> int:
+    """_after_the_pass's runs at most: the correct implementations again, and the mutants it may
+    settle and recheck. The clean zygote holds their pipes from before the fast pass."""
+    return len(_correct(catalogue)) + settings.settle_limit + settings.recheck_limit
+
+
+def _check_held_runs(catalogue: Catalogue, settings: Settings) -> None:
+    if runs_after_the_pass_at_most(catalogue, settings) > MAX_HELD_RUNS:
+        most = MAX_HELD_RUNS - len(_correct(catalogue))
+        raise SettingsError(f"GRADER_SETTLE_LIMIT + GRADER_RECHECK_LIMIT is {settings.settle_limit + settings.recheck_limit}"
+                            f", over the {most} runs alone after the mutation pass whose pipes the sandbox can hold "
+                            "from before it")
 
 
 def trusted_run_hint(yours: ValidityRun, implementation: Verdict) -> str:

@@ -39,6 +39,13 @@ READY_SCHEMA = {
     },
     "additionalProperties": False,
 }
+HELD_SCHEMA = {
+    "type": "object",
+    "required": ["kind", "runs", "blobs"],
+    "properties": {"kind": {"const": "held"}, "runs": {"type": "integer", "minimum": 0},
+                   "blobs": {"type": "array", "maxItems": 0}},
+    "additionalProperties": False,
+}
 _TEST = {
     "type": "object",
     "required": ["node", "outcome", "message", "seconds"],
@@ -86,6 +93,7 @@ def _compiled(schema: dict) -> jsonschema.protocols.Validator:
 
 
 READY = _compiled(READY_SCHEMA)
+HELD = _compiled(HELD_SCHEMA)
 ANSWER = _compiled(ANSWER_SCHEMA)
 
 
@@ -127,7 +135,7 @@ class Channel:
                 raise self.failure("the zygote stopped reading its input") from None
 
     def receive(self, validator: jsonschema.protocols.Validator, *, deadline: float) -> tuple[dict, list[bytes]]:
-        """The next frame, checked by ``validator`` (READY or ANSWER)."""
+        """The next frame, checked by ``validator`` (READY, HELD or ANSWER)."""
         try:
             length = header_length(self._read(LENGTH_BYTES, deadline))
             header = decode_header(self._read(length, deadline), max_blob_bytes=MAX_ANSWER_BLOB_BYTES)

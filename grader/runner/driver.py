@@ -25,9 +25,10 @@ from pathlib import Path, PurePosixPath
 from typing import Self
 
 from grader.chapter import Chapter
-from grader.runner.channel import ANSWER, READY, Channel
+from grader.runner.channel import ANSWER, HELD, READY, Channel
 from grader.runner.compiled import MAGIC, compiled_modules
 from grader.runner.inside.draws import SEED_BITS
+from grader.runner.inside.pipes import FDS_PER_RUN
 from grader.runner.results import (
     REFERENCE,
     REFERENCE_AGAIN,
@@ -38,7 +39,7 @@ from grader.runner.results import (
     SuiteRun,
     TestOutcome,
 )
-from grader.sandbox import Limits, Mount, SandboxBackend, SandboxedProcess
+from grader.sandbox import OPEN_FILES, OPEN_FILES_APART, Limits, Mount, SandboxBackend, SandboxedProcess
 
 INSIDE = Path(__file__).resolve().parent / "inside"
 RUNNER_TARGET = "/runner"
@@ -74,6 +75,9 @@ PIPELINE_DEPTH = 2
 # CPU than 16, measured by bench/mutation_speed.py's breakdown).
 ORDER_LAG = 16
 COLLECTION_DRAWS = "#collection"  # draws_seed's label for the collection: no run id starts with "#"
+# The most runs whose pipes a zygote keeping its runs apart can hold (hold_pipes): what its sandbox's
+# limit of open files adds to everyone's (sandbox.OPEN_FILES_APART).
+MAX_HELD_RUNS = (OPEN_FILES_APART - OPEN_FILES) // FDS_PER_RUN
 THREAD_ENV = {name: "1" for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
 
 
@@ -161,7 +165,7 @@ class WarmRunner:
                 "student_tests": STUDENT_TESTS_TARGET if self.student_tests is not None else None,
                 "collect": self.collect, "scratch": SCRATCH, "runner_dir": RUNNER_TARGET, "workers": self.workers,
                 "wait_to_collect": self._waiting_to_collect, "draws": self.draws_seed(COLLECTION_DRAWS),
-                "apart": self.apart}
+                "apart": self.apart, "open_files": OPEN_FILES}
 
     def start(self) -> None:
         """Spawn the zygote and wait until it has imported everything and collected the tests."""
@@ -193,6 +197,21 @@ class WarmRunner:
         self.magic = ready["magic"]
         if not self.landlock_abi:
             self.workers = 1  # without Landlock, concurrent children could see each other's files
+
+    def hold_pipes(self, runs: int) -> None:
+        """Have the zygote make the pipes of the next ``runs`` runs now, and give no later run any
+        other (inside/pipes.py: the inode numbers of pipes made later can carry what the fast
+        sandbox's runs did). Only with no run in flight, and once."""
+        if not self.apart:
+            raise ValueError("only a runner that keeps its runs apart holds their pipes")
+        if not 0 <= runs <= MAX_HELD_RUNS:
+            raise ValueError(f"a zygote can hold the pipes of 0 to {MAX_HELD_RUNS} runs, not {runs}")
+        deadline = time.monotonic() + ANSWER_SLACK_SECONDS
+        channel = self._live_channel()
+        channel.send({"kind": "hold", "runs": runs}, [], deadline=deadline)
+        held, _ = channel.receive(HELD, deadline=deadline)
+        if held["runs"] != runs:
+            raise channel.failure(f"the zygote held the pipes of {held['runs']} runs, not {runs}")
 
     def close(self) -> None:
         """Ask the zygote to stop, then close the sandbox: afterwards nothing of it is running."""

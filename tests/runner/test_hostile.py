@@ -401,3 +401,72 @@ def test_a_sandbox_that_refuses_namespaces_is_an_error_at_start(chapter, backend
     with pytest.raises(RunnerError, match="refuses a run namespaces of its own"):
         runner.start()
     runner.close()
+
+
+PIPES = {"test_pipes.py": HEADER + """
+    import os, resource, stat
+    def fifo(fd):
+        try:
+            return stat.S_ISFIFO(os.fstat(fd).st_mode)
+        except OSError:
+            return False
+    def test_reports_its_pipes():
+        inodes = sorted({os.fstat(fd).st_ino for fd in range(4096) if fifo(fd)})
+        assert False, f"limit {resource.getrlimit(resource.RLIMIT_NOFILE)} pipes {inodes}"
+    """}
+
+
+def _pipes_made(run) -> tuple[tuple[int, int], list[int]]:
+    """What a PIPES run saw: its RLIMIT_NOFILE and the inode numbers of its record and output pipes."""
+    limit, inodes = run.message.splitlines()[0].split("limit ")[1].split(" pipes ")
+    return tuple(map(int, limit.strip("()").split(", "))), [int(i) for i in inodes.strip("[]").split(", ")]
+
+
+def _pipes_on_every_cpu(count: int = 1100) -> int:
+    """Make ``count`` pipes on each CPU in turn and return a bound between the inode numbers of the
+    pipes made before and after: each CPU takes its numbers from the machine's counter in batches of
+    1024, so after 1100 on each, every CPU draws from a batch taken here, above all numbers handed
+    out before, and no pipe made before is numbered above the start of the lowest of those."""
+    cpus = os.sched_getaffinity(0)
+    last = []
+    try:
+        for cpu in cpus:
+            os.sched_setaffinity(0, {cpu})
+            for _ in range(count):
+                read, write = os.pipe()
+                inode = os.fstat(read).st_ino
+                os.close(read)
+                os.close(write)
+            last.append(inode)
+    finally:
+        os.sched_setaffinity(0, cpus)
+    return min(inode & ~1023 for inode in last)
+
+
+def test_a_run_after_its_pipes_were_held_reads_nothing_made_since(suite_folder, runner_for, reference) -> None:
+    """The inode numbers of a run's own pipes come from a counter of the machine that the fast
+    sandbox's runs may move (by making pipes, CPU by CPU): a fast run set it, and each run alone
+    after the pass read 4 bits from its pipes, 18 times of 18 (session 31). The pipes of those runs
+    are made before the fast pass (hold_pipes), so the numbers they read were fixed before; the
+    runner that held none is the control, whose run reads numbers made after. Either way each run's
+    limit of open files is the sandbox's usual one, though the zygote holding pipes has more."""
+    folder = suite_folder(PIPES)
+    held, fresh = runner_for(folder, collect=False), runner_for(folder, collect=False)
+    held.hold_pipes(2)
+    between = _pipes_on_every_cpu()
+    runs = {name: _only_run(runner, reference) for name, runner in (("held", held), ("fresh", fresh))}
+    limits = {name: _pipes_made(run)[0] for name, run in runs.items()}
+    inodes = {name: _pipes_made(run)[1] for name, run in runs.items()}
+    assert limits == {"held": (256, 256), "fresh": (256, 256)}, runs
+    assert len(inodes["held"]) == len(inodes["fresh"]) == 2, inodes
+    assert max(inodes["held"]) <= between < min(inodes["fresh"]), (inodes, between)
+
+
+def test_a_run_past_the_held_pipes_is_an_error(suite_folder, runner_for, reference) -> None:
+    """Once held, a run gets no pipes made later: one more run than the driver held for fails the
+    runner, rather than being run on pipes the fast pass could have numbered."""
+    runner = runner_for(suite_folder(PIPES), collect=False)
+    runner.hold_pipes(1)
+    assert _only_run(runner, reference).outcome is Outcome.FAILED
+    with pytest.raises(RunnerError, match="closed its output"):
+        _only_run(runner, reference)

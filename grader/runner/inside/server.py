@@ -3,7 +3,8 @@
 Started by zygote.py inside the sandbox. Its stdin/stdout are the protocol pipe to the trusted
 driver (moved to private fds at once, so nothing printed by an import can corrupt the protocol).
 The first frame is the configuration; the zygote answers "ready", then serves requests until
-"shutdown" or end of input, answering each as its child finishes, possibly out of order.
+"shutdown" or end of input, answering each as its child finishes, possibly out of order. A
+"hold" request makes the pipes of the runs to come at once (pipes.py), answered "held".
 
 Secrets hygiene: a request's module source is read straight into a buffer of its own size, the
 child is forked, and the zygote zeroes the buffer. The zygote never decodes or compiles a
@@ -30,6 +31,7 @@ from pathlib import Path
 from . import apart, draws, isolation, leftovers, loader
 from .child import Job, Setup, run_child
 from .outcomes import ChildExit, Outcome, classify_status, decide
+from .pipes import PipeSource
 from .protocol import (
     LENGTH_BYTES,
     MAX_HEADER_BYTES,
@@ -50,7 +52,7 @@ MAX_RECORD_EVENTS = 1 << 16
 OUTPUT_KEEP_BYTES = 4096  # what is kept of a child's stdout+stderr, for messages
 CONFIG_FIELDS: dict[str, type | tuple[type, ...]] = {"sys_path": list, "module": str, "module_file": str, "course_tests": str,
                  "student_tests": (str, type(None)), "collect": bool, "scratch": str, "runner_dir": str,
-                 "workers": int, "wait_to_collect": bool, "draws": int, "apart": bool}
+                 "workers": int, "wait_to_collect": bool, "draws": int, "apart": bool, "open_files": int}
 
 _LIBC_FORK = ctypes.PyDLL(None, use_errno=True).fork
 # Imported once here so that no child pays for them: numpy loads these submodules lazily on first
@@ -133,6 +135,7 @@ class Zygote:
         self.workers = config["workers"]
         self.running: dict[int, Run] = {}
         self.input_open = True
+        self.pipes = PipeSource()
         self.wakeup_r, wakeup_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
         signal.signal(signal.SIGCHLD, lambda *_: None)
         signal.set_wakeup_fd(wakeup_w)
@@ -174,6 +177,9 @@ class Zygote:
             for run in self.running.values():
                 leftovers.kill_group(run.pid)
             return
+        if header.get("kind") == "hold":
+            self._hold(header)
+            return
         # Sized to this request, not preallocated: every fork copies (and every exit unmaps) the
         # zygote's resident memory, so a large standing buffer would slow every run.
         buffer = bytearray(sum(header["blobs"]))
@@ -183,11 +189,17 @@ class Zygote:
         finally:
             buffer[:] = bytes(len(buffer))  # no later child may find this run's module in memory
 
+    def _hold(self, request: dict) -> None:
+        runs = request.get("runs")
+        if type(runs) is not int or runs < 0 or request["blobs"] or self.running:
+            raise ProtocolError(f"bad hold request for {runs!r} runs, {len(self.running)} in flight")
+        self.pipes.hold(runs)
+        self.io.send({"kind": "held", "runs": runs})
+
     def _start(self, request: dict, buffer: bytearray) -> None:
         job = _job_from_request(request, memoryview(buffer), self.scratch)
         os.mkdir(job.workdir, 0o700)
-        record_r, record_w = os.pipe2(os.O_CLOEXEC)
-        output_r, output_w = os.pipe2(os.O_CLOEXEC)
+        record_r, record_w, output_r, output_w = self.pipes.take()
         started = time.monotonic()
         pid = _fork()
         if pid == 0:
@@ -467,7 +479,8 @@ def main() -> None:
                       placeholder=placeholder, session=session, collected=collected,
                       rebinding=rebinding, collection_draws=config["draws"],
                       test_files=isolation.files_open_under(student_tests) if collected else (),
-                      scratch=scratch, scratch_bytes=_size_of(scratch), apart=config["apart"])
+                      scratch=scratch, scratch_bytes=_size_of(scratch), apart=config["apart"],
+                      open_files=config["open_files"])
         # Children must not copy the warm heap: a collection in a child writes to every object's
         # GC header, and copy-on-write then duplicates the whole heap page by page (tens of ms).
         gc.collect()
