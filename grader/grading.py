@@ -303,7 +303,7 @@ def _grade_suite(runners: Runners, chapter: Chapter, catalogue: Catalogue, submi
 def runs_after_the_pass_at_most(catalogue: Catalogue, settings: Settings) -> int:
     """_after_the_pass's runs at most: the correct implementations again, and the mutants it may
     settle and recheck. The clean zygote holds their pipes from before the fast pass."""
-    return len(_correct(catalogue)) + settings.settle_limit + settings.recheck_limit
+    return len(_correct(catalogue)) + min(settings.settle_limit + settings.recheck_limit, len(catalogue.mutants))
 
 
 def _check_held_runs(catalogue: Catalogue, settings: Settings) -> None:

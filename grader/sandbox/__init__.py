@@ -31,7 +31,8 @@ OPEN_FILES = 256  # RLIMIT_NOFILE of a sandbox, and of every run in one
 # ... of a sandbox that keeps its runs apart (spawn's ``apart``), whose zygote holds the pipes of
 # every run after the fast pass from before that pass (runner/inside/pipes.py), four fds a run;
 # each of its runs lowers its own limit to OPEN_FILES before anything of the student's runs.
-OPEN_FILES_APART = 1024
+# Room for a recheck of every mutant of the pool (some 230 runs).
+OPEN_FILES_APART = 2048
 
 
 def open_files(*, apart: bool) -> int:

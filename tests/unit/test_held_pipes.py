@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import os
 import resource
+from types import SimpleNamespace
 
 import pytest
 
-from grader.grading import GradeRequest, grade
+from grader.grading import _check_held_runs, runs_after_the_pass_at_most
+from grader.mutants import load_catalogue
 from grader.runner.driver import MAX_HELD_RUNS
 from grader.runner.inside.pipes import PipeSource
 from grader.runner.inside.protocol import ProtocolError
-from grader.settings import Settings
+from grader.settings import Settings, SettingsError
 
 
 def _close(pipes) -> None:
@@ -46,9 +48,16 @@ def test_pipes_beyond_the_limit_of_open_files_say_so() -> None:
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
 
 
-def test_more_runs_after_the_pass_than_the_sandbox_can_hold_is_an_error_before_anything_runs(chapter) -> None:
-    settings = Settings(recheck_limit=MAX_HELD_RUNS)
-    report = grade(GradeRequest(chapter=chapter.id, impl=chapter.reference_impl, tests=chapter.oracle_suite,
-                                settings=settings))
-    assert report.verdict.value == "error" and report.implementation is None
-    assert "GRADER_SETTLE_LIMIT + GRADER_RECHECK_LIMIT" in report.error
+def test_a_recheck_of_every_mutant_fits(chapter) -> None:
+    """GRADER_RECHECK_LIMIT may ask for every kill to be rechecked (tests/hostile sets it so): the
+    runs after the pass are at most the pool's mutants, and the sandbox holds the pipes of them all."""
+    catalogue = load_catalogue(chapter)
+    everything = runs_after_the_pass_at_most(catalogue, Settings(recheck_limit=1000))
+    assert everything == 1 + len(catalogue.variants) + len(catalogue.mutants) <= MAX_HELD_RUNS
+
+
+def test_more_runs_after_the_pass_than_the_sandbox_can_hold_is_an_error_before_anything_runs() -> None:
+    catalogue = SimpleNamespace(reference=b"reference", variants=(b"variant",), mutants=[object()] * MAX_HELD_RUNS)
+    with pytest.raises(SettingsError, match="GRADER_SETTLE_LIMIT \\+ GRADER_RECHECK_LIMIT is 1008, over the"):
+        _check_held_runs(catalogue, Settings(recheck_limit=1000))
+    _check_held_runs(catalogue, Settings())  # the defaults fit whatever the pool

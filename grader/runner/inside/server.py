@@ -17,6 +17,7 @@ import ctypes
 import gc
 import importlib
 import importlib.util
+import math
 import os
 import pkgutil
 import resource
@@ -160,9 +161,12 @@ class Zygote:
         if self.input_open and len(self.running) < self.workers:
             readers.append(self.io.fd_in)
         deadlines = [run.deadline for run in self.running.values() if not run.wall_killed]
-        timeout = max(0.0, min(deadlines) - time.monotonic()) if deadlines else None
-        ready, _, _ = select.select(readers, [], [], timeout)
-        for fd in ready:
+        timeout = math.ceil(max(0.0, min(deadlines) - time.monotonic()) * 1000) if deadlines else None
+        # poll, not select: the held pipes (pipes.py) can number fds past select's 1024
+        poller = select.poll()
+        for fd in readers:
+            poller.register(fd, select.POLLIN)
+        for fd, _ in poller.poll(timeout):
             if fd == self.wakeup_r:
                 os.read(self.wakeup_r, 4096)
             elif fd == self.io.fd_in:
