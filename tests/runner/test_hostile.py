@@ -412,21 +412,23 @@ DEVICE_TIMES = {"test_times.py": HEADER + """
         open("mine", "w").close()
         touched = []
         for path in [*nodes, "mine"]:
-            try:
-                os.utime(path)
-            except OSError:
-                continue
-            touched.append(path)
-        assert nodes and not touched, f"set the times of {touched}, of {nodes} and its own file"
+            for change in (os.utime, lambda path: os.chown(path, -1, -1)):
+                try:
+                    change(path)
+                except OSError:
+                    continue
+                touched.append(path)
+        assert nodes and not touched, f"set the times or the owner of {touched}, of {nodes} and its own file"
     """}
 
 
 @pytest.mark.parametrize("collect", [True, False], ids=["fast", "alone"])
-def test_no_run_sets_a_files_times(suite_folder, runner_for, reference, collect) -> None:
+def test_no_run_sets_a_files_times_or_owner(suite_folder, runner_for, reference, collect) -> None:
     """bwrap's /dev binds the machine's own device nodes, writable, and a write permission lets a
     process set a node's times to now: a run of the fast zygote touched /dev/zero and /dev/full at
     chosen moments, and each run alone after the pass read 8 bits from their times, 18 of 18 (red
-    team, round 33). No run may set a time, its own files' included: both sandboxes alike."""
+    team, round 33); a chown to the owner it has (-1, -1) sets the change time, 16 bits, 54 of 54
+    (round 34). No run may do either, to its own files too: both sandboxes alike."""
     run = _only_run(runner_for(suite_folder(DEVICE_TIMES), collect=collect), reference)
     assert run.outcome is Outcome.PASSED, run.message
 

@@ -73,21 +73,22 @@ _MAP_SHARED = 0x01
 # By the kernel's table for each machine. Denied: SysV shm/sem/msg, POSIX mq_*, add_key/
 # request_key/keyctl, ioprio_set, flock, inotify_init/init1/add_watch, fanotify_init,
 # io_uring_setup, fadvise64, readahead, mincore, preadv2/pwritev2, process_madvise, cachestat,
-# sysinfo, memfd_create, memfd_secret, perf_event_open, bpf, utime/utimes/futimesat/utimensat. Self only: prlimit64 and
+# sysinfo, memfd_create, memfd_secret, perf_event_open, bpf, utime/utimes/futimesat/utimensat,
+# chown/fchown/lchown/fchownat. Self only: prlimit64 and
 # sched_setparam/setscheduler/setaffinity/setattr (pid), setpriority (which, who). By flag: mmap
 # (MAP_SHARED).
 _SECCOMP_TABLES = {
     "x86_64": _SyscallTable(_AUDIT_ARCH_X86_64,
                             (29, 30, 31, 67, 64, 65, 66, 220, 68, 69, 70, 71, 240, 241, 242, 243, 244, 245, 248, 249, 250,
                              251, 73, 253, 294, 254, 300, 425, 221, 187, 27, 327, 328, 440, 451, 99, 319,
-                             447, 298, 321, 132, 235, 261, 280),
+                             447, 298, 321, 132, 235, 261, 280, 92, 93, 94, 260),
                             {302: (0,), 142: (0,), 144: (0,), 203: (0,), 314: (0,), 141: (0, 1)},
                             {72: (1, _FCNTL_DENIED), 28: (2, _MADVISE_DENIED)},
                             {9: (3, _MAP_SHARED)}),
     "aarch64": _SyscallTable(_AUDIT_ARCH_AARCH64,
                              (194, 195, 196, 197, 190, 191, 192, 193, 186, 187, 188, 189, 180, 181, 182, 183, 184, 185, 217,
                               218, 219, 30, 32, 26, 27, 262, 425, 223, 213, 232, 286, 287, 440, 451, 179, 279,
-                              447, 241, 280, 88),
+                              447, 241, 280, 88, 55, 54),
                              {261: (0,), 118: (0,), 119: (0,), 122: (0,), 274: (0,), 140: (0, 1)},
                              {25: (1, _FCNTL_DENIED), 233: (2, _MADVISE_DENIED)},
                              {222: (3, _MAP_SHARED)}),
@@ -190,12 +191,16 @@ def deny_state_shared_between_runs() -> None:
     inodes from such a counter too, handed to each CPU in batches; a run kept apart may make
     neither (_RUN_TABLES), a run of the fast zygote may.
 
-    Setting a file's times goes too (utime, utimes, futimesat, utimensat). bwrap's /dev binds the
-    machine's own device nodes, writable, and anyone who may write a node may set its times to
-    now: a run of the fast zygote touched /dev/zero and /dev/full at chosen moments, and every run
-    alone after the pass read 8 bits from their times, 18 of 18, as would any later grade (red
-    team, round 33). A read-only mount would stop it, but bwrap mounts no device read-only, and a
-    run alone could already set no time but on its own scratch's files, which no test needs.
+    Setting a file's times goes too (utime, utimes, futimesat, utimensat), and its owner (chown,
+    fchown, lchown, fchownat). bwrap's /dev binds the machine's own device nodes, writable, and
+    anyone who may write a node may set its times to now: a run of the fast zygote touched
+    /dev/zero and /dev/full at chosen moments, and every run alone after the pass read 8 bits from
+    their times, 18 of 18, as would any later grade (red team, round 33). A chown to the owner it
+    has (-1, -1) needs no ownership and sets the change time: 16 bits, 54 of 54 (round 34). Those
+    are the only changes a process that does not own a file may make to it (a mode, an attribute
+    or a flag needs the owner). A read-only mount would stop them all, but bwrap mounts no device
+    read-only, and a run alone could already make them only to its own scratch's files, which no
+    test needs.
 
     Calls made through another ABI (i386, x32) are refused outright, so the numbers below cannot
     be dodged.
