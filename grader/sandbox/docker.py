@@ -27,7 +27,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 import docker.errors  # type: ignore[import-not-found]  # docker-py ships no type hints
-from docker.types import Ulimit  # type: ignore[import-not-found]
+from docker.types import LogConfig, Ulimit  # type: ignore[import-not-found]
 
 import docker
 from grader.sandbox import Limits, Mount, SandboxUnavailable, open_files
@@ -181,6 +181,10 @@ class DockerBackend:
                 Ulimit(name="core", soft=0, hard=0),
             ],
             cap_drop=["ALL"],
+            # no log on the host's disk: the attach socket carries stdout and stderr (stderr capped
+            # there), and a sandbox writing 50 MB to stderr took as much of the host's disk with the
+            # engine's default driver, without bound (red team, round 34)
+            log_config=LogConfig(type=LogConfig.types.NONE),
             security_opt=["no-new-privileges", *([f"seccomp={APART_SECCOMP}"] if apart else [])],
             tmpfs={SCRATCH: f"rw,nosuid,nodev,size={limits.scratch_bytes},mode=0700,"
                             f"uid={uid},gid={uid}"},

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -113,6 +114,21 @@ def test_close_removes_the_container(docker_backend: DockerBackend) -> None:
     assert len(labelled() - before) == 1
     process.close()
     assert labelled() - before == set()
+
+
+@pytest.mark.docker
+def test_what_a_container_writes_is_not_kept_on_the_hosts_disk(docker_backend: DockerBackend) -> None:
+    """The attach socket carries its output, stderr capped there; with the engine's default log
+    driver a sandbox wrote 50 MB of stderr to the host's disk as well, without bound, and the disk's
+    free space was a channel to whatever ran beside it (red team, round 34)."""
+    flood = "import sys, time\nsys.stderr.write('x' * (4 << 20))\nprint('ready', flush=True)\ntime.sleep(60)"
+    process = docker_backend.spawn([docker_backend.python, "-c", flood], mounts=(), limits=Limits())
+    try:
+        assert read_line(process) == b"ready\n"
+        log = docker_backend.api().inspect_container(process._container)["LogPath"]
+        assert not log or not os.path.exists(log) or os.path.getsize(log) < 4096, log
+    finally:
+        process.close()
 
 
 ORPHAN_MAKER = f"""
