@@ -21,8 +21,8 @@ def _close(pipes) -> None:
         os.close(fd)
 
 
-def test_once_held_the_runs_get_the_held_pipes_in_order_and_no_others() -> None:
-    source = PipeSource()
+def test_once_held_the_runs_get_the_held_pipes_in_order_and_no_others(tmp_path) -> None:
+    source = PipeSource(tmp_path)
     before = source.take()  # made for the run that asks
     source.hold(2)
     held = [source.take(), source.take()]
@@ -32,18 +32,19 @@ def test_once_held_the_runs_get_the_held_pipes_in_order_and_no_others() -> None:
         source.take()
     with pytest.raises(ProtocolError, match="held already"):
         source.hold(1)
+    assert list(tmp_path.iterdir()) == []  # each FIFO is unlinked once both its ends are open
     for pipes in [before, *held]:
         _close(pipes)
 
 
-def test_pipes_beyond_the_limit_of_open_files_say_so() -> None:
+def test_pipes_beyond_the_limit_of_open_files_say_so(tmp_path) -> None:
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     lowest_free = os.dup(0)
     os.close(lowest_free)
     resource.setrlimit(resource.RLIMIT_NOFILE, (lowest_free + 20, hard))  # room for 20 fds at most
     try:
         with pytest.raises(ProtocolError, match=r"the pipes of 50 runs \(200 fds\) do not fit .* limit of"):
-            PipeSource().hold(50)
+            PipeSource(tmp_path).hold(50)
     finally:
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
 

@@ -136,7 +136,7 @@ class Zygote:
         self.workers = config["workers"]
         self.running: dict[int, Run] = {}
         self.input_open = True
-        self.pipes = PipeSource()
+        self.pipes = PipeSource(scratch)
         self.wakeup_r, wakeup_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
         signal.signal(signal.SIGCHLD, lambda *_: None)
         signal.set_wakeup_fd(wakeup_w)
