@@ -102,8 +102,8 @@ _SECCOMP_TABLES = {
 # counter handed to each CPU in batches of 1024: a run that waited to be on CPU 0 left 7 bits
 # there that the next run read exactly, 11 hand-offs of 11 (red team, round 31). Nothing else a
 # run can make draws from it (memfd_create, mq_open and io_uring are refused to every run), so the
-# zygote's record and output pipes, made before the fork, are the only ones a run holds; those of
-# the runs after the fast pass are made before that pass, whose runs may make pipes (pipes.py).
+# zygote's record and output pipes, made before the fork, are the only ones a run holds: FIFOs on
+# the zygote's own scratch, numbered by that tmpfs and not by this counter (pipes.py).
 # Nor may a run make namespaces (unshare, setns, clone's CLONE_NEW* flags): the sandbox lets its
 # processes make them so that each run gets its own (apart.py), and a run's own would be kernel
 # surface to no purpose. clone3 takes its flags in memory a filter cannot read: ENOSYS, and libc

@@ -9,8 +9,8 @@ a code was read by every run alone after the pass, 18 times of 18, 4 bits each (
 grade's fast zygote did the same for a later grade's runs alone, 8 bits, 25 of 25 (red team, round
 36). A FIFO on a tmpfs is numbered by that superblock's own counter, which only the zygote moves.
 
-Why a hold as well: it was this session's first answer to the fast pass of the same grade (pipes
-made before it), and FIFOs now cover that case too; it goes once they have stood a while.
+Why a hold as well: it was the first answer to the fast pass of the same grade (pipes made
+before it), and FIFOs now cover that case too; it goes once they have stood a while.
 Reusing one pair would not do either way: an open pipe carries what a run set on it (its flags,
 its owner, its size) to the next."""
 
